@@ -1,0 +1,69 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// One settings array for every Swift target, so the whole package speaks one dialect.
+let swiftSettings: [SwiftSetting] = [
+    // Existential types are spelled `any P`: the cost of dynamic dispatch stays visible.
+    .enableUpcomingFeature("ExistentialAny"),
+    // A file sees only the modules it imports itself, not its neighbours' imports.
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "reachd",
+    products: [
+        .executable(name: "reachd", targets: ["reachd"]),
+        .library(name: "Reachable", targets: ["Reachable"]),
+        .library(name: "ReachableServer", targets: ["ReachableServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // C stays in these two import targets: module maps plus a shim for what Swift cannot call.
+        .systemLibrary(
+            name: "CMnl",
+            pkgConfig: "libmnl",
+            providers: [.apt(["libmnl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CMicroHTTPD",
+            pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        .target(
+            name: "Reachable",
+            dependencies: ["CMnl"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ReachableServer",
+            dependencies: [
+                "CMicroHTTPD",
+                "Reachable",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "reachd",
+            dependencies: [
+                "Reachable",
+                "ReachableServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ReachableTests",
+            dependencies: ["Reachable", "CMnl"],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,31 @@
+#ifndef REACHD_CMICROHTTPD_SHIM_H
+#define REACHD_CMICROHTTPD_SHIM_H
+
+#include <stdint.h>
+#include <stdarg.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+// Swift cannot call C variadics nor import function-like or cast macros: these wrap the few
+// libmicrohttpd entry points and constants reachd needs.
+
+/// MHD_SIZE_UNKNOWN: a response of unknown length (sent chunked).
+static const uint64_t reachd_mhd_size_unknown = MHD_SIZE_UNKNOWN;
+
+/// MHD_CONTENT_READER_END_OF_STREAM: the reader's "done, send the final chunk".
+static const ssize_t reachd_mhd_end_of_stream = MHD_CONTENT_READER_END_OF_STREAM;
+
+/// MHD_CONTENT_READER_END_WITH_ERROR: the reader's "abort this connection".
+static const ssize_t reachd_mhd_end_with_error = MHD_CONTENT_READER_END_WITH_ERROR;
+
+/// MHD_start_daemon is variadic; every option is passed as one MHD_OPTION_ARRAY instead.
+static inline struct MHD_Daemon *reachd_mhd_start(unsigned int flags,
+                                                  MHD_AccessHandlerCallback handler,
+                                                  void *handler_cls,
+                                                  struct MHD_OptionItem *options) {
+    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+#endif

@@ -1,0 +1,41 @@
+import CMnl
+
+/// Decides an interface's transport in NetworkManager's order: the link kind first, then the
+/// hardware type, then sysfs, and only then plain Ethernet.
+public struct TransportClassifier: Sendable {
+    public let facts: any InterfaceFacts
+
+    public init(facts: any InterfaceFacts = SysfsInterfaceFacts()) {
+        self.facts = facts
+    }
+
+    private static let tunnelKinds: Set<String> = [
+        "tun", "tap", "wireguard", "ipip", "gre", "gretap", "ip6gre", "ip6gretap", "sit", "vti", "vti6", "ip6tnl",
+        "ppp", "vxlan", "geneve",
+    ]
+    private static let ethernetKinds: Set<String> = [
+        "veth", "bridge", "bond", "team", "vlan", "macvlan", "macvtap", "ipvlan", "ipvtap", "dummy",
+    ]
+
+    public func transport(of link: LinkRecord) -> Transport {
+        if let kind = link.kind {
+            if Self.tunnelKinds.contains(kind) { return .other }
+            if Self.ethernetKinds.contains(kind) { return .ethernet }
+        }
+        switch Int32(link.hardwareType) {
+        case ARPHRD_RAWIP:
+            return .cellular
+        case ARPHRD_PPP, ARPHRD_NONE, ARPHRD_TUNNEL, ARPHRD_TUNNEL6, ARPHRD_SIT, ARPHRD_IPGRE, ARPHRD_IP6GRE:
+            return .other
+        case ARPHRD_ETHER:
+            switch facts.deviceType(of: link.name) {
+            case "wlan": return .wifi
+            case "wwan": return .cellular
+            default: break
+            }
+            return facts.hasWirelessPhy(link.name) ? .wifi : .ethernet
+        default:
+            return .other
+        }
+    }
+}

@@ -1,0 +1,17 @@
+/// How a monitor reads the network. The defaults are what reachd serves.
+public struct MonitorConfiguration: Sendable {
+    /// The outside address whose IPv4 route decides `ipv4`: public, outside every private and
+    /// documentation range. Only the kernel's routing table is asked; no packet is sent.
+    public var ipv4Destination: String = "8.8.8.8"
+    /// The same for `ipv6`.
+    public var ipv6Destination: String = "2001:4860:4860::8888"
+    /// Interface name patterns (`fnmatch`, such as `wwan*`) whose traffic costs money.
+    public var meteredInterfacePatterns: [String] = []
+    /// The event socket's receive buffer. NetworkManager uses 8 MiB; a smaller one loses
+    /// events in a burst sooner (reachd then dumps everything again).
+    public var receiveBufferSize: Int = 8 * 1024 * 1024
+    /// Where Wi-Fi and modem facts come from (sysfs unless a test says otherwise).
+    public var interfaceFacts: any InterfaceFacts = SysfsInterfaceFacts()
+
+    public init() {}
+}

@@ -1,0 +1,38 @@
+/// One rtnetlink message, parsed and validated, in the terms the table and the source need.
+public enum NetlinkMessage: Sendable, Equatable {
+    case link(LinkRecord)
+    case linkRemoved(index: Int32)
+    case address(AddressRecord)
+    case addressRemoved(AddressRecord)
+    case route(RouteRecord)
+    case routeRemoved(RouteRecord)
+    /// A rule or netconf change (or any other rtnetlink type reachd subscribes to): it changes
+    /// nothing in the table, but the kernel's routing answer may differ now.
+    case other(type: UInt16)
+    /// The end of a dump.
+    case done
+    /// An `NLMSG_ERROR`: `code` 0 is an acknowledgement, otherwise a negative errno.
+    case error(code: Int32)
+
+    /// Which part of the kernel's state a message speaks about.
+    public enum Topic: Sendable {
+        case links, addresses, routes, routing
+    }
+
+    public var topic: Topic? {
+        switch self {
+        case .link, .linkRemoved: .links
+        case .address, .addressRemoved: .addresses
+        case .route, .routeRemoved: .routes
+        case .other: .routing
+        case .done, .error: nil
+        }
+    }
+}
+
+/// A parsed message with the header fields a request needs to match its answer.
+public struct NetlinkEnvelope: Sendable, Equatable {
+    public var message: NetlinkMessage
+    public var sequence: UInt32
+    public var flags: UInt16
+}

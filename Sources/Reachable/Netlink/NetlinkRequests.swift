@@ -1,0 +1,42 @@
+import CMnl
+import Glibc
+
+/// The request messages reachd sends, built with libmnl.
+enum NetlinkRequests {
+    /// A dump of every link, address or route (`RTM_GETLINK`, `RTM_GETADDR`, `RTM_GETROUTE`).
+    static func dump(_ type: Int32, sequence: UInt32) -> [UInt8] {
+        build(type: type, flags: NLM_F_REQUEST | NLM_F_DUMP, sequence: sequence) { header in
+            // Every dump request carries at least a one-byte family; ifinfomsg/rtmsg are larger and
+            // accepted by every type, and zeroed they mean "all families".
+            _ = mnl_nlmsg_put_extra_header(header, MemoryLayout<rtmsg>.size)
+        }
+    }
+
+    /// `ip route get DESTINATION`: which route would the kernel use? No packet is sent.
+    static func routeLookup(destination: [UInt8], sequence: UInt32) -> [UInt8] {
+        build(type: Int32(RTM_GETROUTE), flags: NLM_F_REQUEST, sequence: sequence) { header in
+            let message = mnl_nlmsg_put_extra_header(header, MemoryLayout<rtmsg>.size)!
+                .assumingMemoryBound(to: rtmsg.self)
+            message.pointee.rtm_family = UInt8(destination.count == 4 ? AF_INET : AF_INET6)
+            message.pointee.rtm_dst_len = UInt8(destination.count * 8)
+            destination.withUnsafeBytes { raw in
+                mnl_attr_put(header, UInt16(RTA_DST.rawValue), raw.count, raw.baseAddress)
+            }
+        }
+    }
+
+    private static func build(
+        type: Int32, flags: Int32, sequence: UInt32, body: (UnsafeMutablePointer<nlmsghdr>) -> Void
+    ) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        let length = buffer.withUnsafeMutableBytes { raw -> Int in
+            let header = mnl_nlmsg_put_header(raw.baseAddress)!
+            header.pointee.nlmsg_type = UInt16(type)
+            header.pointee.nlmsg_flags = UInt16(flags)
+            header.pointee.nlmsg_seq = sequence
+            body(header)
+            return Int(header.pointee.nlmsg_len)
+        }
+        return Array(buffer.prefix(length))
+    }
+}

@@ -1,0 +1,45 @@
+import CMnl
+
+/// What the table keeps of an `RTM_NEWADDR`.
+public struct AddressRecord: Sendable, Equatable, Hashable {
+    public var interfaceIndex: Int32
+    /// `AF_INET` or `AF_INET6`.
+    public var family: UInt8
+    public var prefixLength: UInt8
+    /// `IFA_F_*`, from `IFA_FLAGS` when present (it carries the bits above 8).
+    public var flags: UInt32
+    /// `RT_SCOPE_*`.
+    public var scope: UInt8
+    /// 4 or 16 bytes.
+    public var bytes: [UInt8]
+
+    public init(interfaceIndex: Int32, family: UInt8, prefixLength: UInt8, flags: UInt32, scope: UInt8, bytes: [UInt8]) {
+        self.interfaceIndex = interfaceIndex
+        self.family = family
+        self.prefixLength = prefixLength
+        self.flags = flags
+        self.scope = scope
+        self.bytes = bytes
+    }
+
+    /// The identity the kernel uses: the same address with other flags replaces the old record.
+    struct Key: Hashable {
+        var interfaceIndex: Int32
+        var family: UInt8
+        var prefixLength: UInt8
+        var bytes: [UInt8]
+    }
+
+    var key: Key { Key(interfaceIndex: interfaceIndex, family: family, prefixLength: prefixLength, bytes: bytes) }
+
+    /// Usable per DESIGN.md: global scope, not tentative (optimistic ones still are), not DAD-failed.
+    public var isUsable: Bool {
+        scope == UInt8(RT_SCOPE_UNIVERSE.rawValue)
+            && flags & UInt32(IFA_F_TENTATIVE) == 0
+            && flags & UInt32(IFA_F_OPTIMISTIC) == 0
+            && flags & UInt32(IFA_F_DADFAILED) == 0
+    }
+
+    /// `198.18.0.2/24`, `fe80::1/64`.
+    public var description: String { "\(IPAddressText.format(bytes))/\(prefixLength)" }
+}

@@ -1,0 +1,51 @@
+import CMnl
+
+/// What the table keeps of an `RTM_NEWLINK`.
+public struct LinkRecord: Sendable, Equatable {
+    public var index: Int32
+    public var name: String
+    /// `IFF_*` flags (`ifi_flags`).
+    public var flags: UInt32
+    /// `ARPHRD_*` hardware type (`ifi_type`).
+    public var hardwareType: UInt16
+    /// `IF_OPER_*` (RFC 2863) from `IFLA_OPERSTATE`.
+    public var operState: UInt8
+    /// `IFLA_INFO_KIND` inside `IFLA_LINKINFO`, if the kernel sent one.
+    public var kind: String?
+
+    public init(index: Int32, name: String, flags: UInt32, hardwareType: UInt16, operState: UInt8, kind: String?) {
+        self.index = index
+        self.name = name
+        self.flags = flags
+        self.hardwareType = hardwareType
+        self.operState = operState
+        self.kind = kind
+    }
+
+    public var isLoopback: Bool { flags & reachd_iff_loopback != 0 }
+
+    /// Usable per DESIGN.md: not loopback, administratively up, and with carrier — operstate
+    /// `up`, or `unknown` with lower-up/running and not dormant (tun reports no carrier;
+    /// systemd-networkd's rule).
+    public var isUsable: Bool {
+        guard !isLoopback, flags & reachd_iff_up != 0 else { return false }
+        if operState == UInt8(IF_OPER_UP) { return true }
+        guard operState == UInt8(IF_OPER_UNKNOWN) else { return false }
+        let hasCarrier = flags & (reachd_iff_lower_up | reachd_iff_running) != 0
+        let isDormant = flags & reachd_iff_dormant != 0
+        return hasCarrier && !isDormant
+    }
+
+    /// The kernel's operstate as the document spells it.
+    public var operStateName: String {
+        switch Int(operState) {
+        case Int(IF_OPER_NOTPRESENT): "notpresent"
+        case Int(IF_OPER_DOWN): "down"
+        case Int(IF_OPER_LOWERLAYERDOWN): "lowerlayerdown"
+        case Int(IF_OPER_TESTING): "testing"
+        case Int(IF_OPER_DORMANT): "dormant"
+        case Int(IF_OPER_UP): "up"
+        default: "unknown"
+        }
+    }
+}

@@ -1,0 +1,60 @@
+/// The kernel's links, addresses and default routes as last reported: pure state, no I/O.
+///
+/// The netlink source applies every message it reads; `derive` reads the result.
+public struct NetworkTable: Sendable, Equatable {
+    public private(set) var links: [Int32: LinkRecord] = [:]
+    private var addressesByKey: [AddressRecord.Key: AddressRecord] = [:]
+    private var defaultRoutesByKey: [RouteRecord.Key: RouteRecord] = [:]
+
+    public init() {}
+
+    public var addresses: [AddressRecord] { Array(addressesByKey.values) }
+    public var defaultRoutes: [RouteRecord] { Array(defaultRoutesByKey.values) }
+
+    /// Applies one parsed message; returns what kind of state it touched (routes are re-read by
+    /// the source after link or address changes, because the kernel flushes IPv4 routes silently).
+    @discardableResult
+    public mutating func apply(_ message: NetlinkMessage) -> NetlinkMessage.Topic? {
+        switch message {
+        case .link(let link):
+            links[link.index] = link
+        case .linkRemoved(let index):
+            links[index] = nil
+            addressesByKey = addressesByKey.filter { $0.value.interfaceIndex != index }
+            defaultRoutesByKey = defaultRoutesByKey.filter { !$0.value.outputInterfaces.contains(index) }
+        case .address(let address):
+            addressesByKey[address.key] = address
+        case .addressRemoved(let address):
+            addressesByKey[address.key] = nil
+        case .route(let route):
+            guard route.destinationLength == 0 else { return .routes }
+            defaultRoutesByKey[route.key] = route
+        case .routeRemoved(let route):
+            guard route.destinationLength == 0 else { return .routes }
+            defaultRoutesByKey[route.key] = nil
+        case .other, .done, .error:
+            break
+        }
+        return message.topic
+    }
+
+    /// Replaces every default route with a fresh dump's (after a silent flush or an overflow).
+    public mutating func replaceRoutes(with messages: [NetlinkMessage]) {
+        defaultRoutesByKey = [:]
+        for message in messages { apply(message) }
+    }
+
+    /// The usable address with these bytes, on whichever interface it lives.
+    public func usableAddress(_ bytes: [UInt8]) -> AddressRecord? {
+        addressesByKey.values.first { $0.bytes == bytes && $0.isUsable }
+    }
+
+    public func addresses(of interfaceIndex: Int32) -> [AddressRecord] {
+        addressesByKey.values.filter { $0.interfaceIndex == interfaceIndex }
+    }
+
+    /// Does any table hold a unicast default route out of this interface?
+    public func carriesDefaultRoute(_ interfaceIndex: Int32) -> Bool {
+        defaultRoutesByKey.values.contains { $0.isUnicastDefault && $0.outputInterfaces.contains(interfaceIndex) }
+    }
+}

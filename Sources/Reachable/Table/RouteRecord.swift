@@ -1,0 +1,45 @@
+import CMnl
+
+/// What the table keeps of an `RTM_NEWROUTE` for a default route (destination length 0).
+/// Only default routes are kept: they alone feed `isDefaultRoute`; reachability itself comes
+/// from the kernel's own lookup.
+public struct RouteRecord: Sendable, Equatable {
+    public var family: UInt8
+    /// From `RTA_TABLE` when present (tables above 255 only fit there).
+    public var table: UInt32
+    /// `RTN_*`: unicast, unreachable, blackhole, prohibit, …
+    public var type: UInt8
+    public var destinationLength: UInt8
+    public var priority: UInt32
+    public var tos: UInt8
+    /// `RTA_OIF`, or every next hop's interface of an `RTA_MULTIPATH` route.
+    public var outputInterfaces: [Int32]
+    /// `RTA_PREFSRC`: the source address the kernel would pick (what a lookup answer needs).
+    public var preferredSource: [UInt8]?
+
+    public init(
+        family: UInt8, table: UInt32, type: UInt8, destinationLength: UInt8, priority: UInt32, tos: UInt8,
+        outputInterfaces: [Int32], preferredSource: [UInt8]? = nil
+    ) {
+        self.family = family
+        self.table = table
+        self.type = type
+        self.destinationLength = destinationLength
+        self.priority = priority
+        self.tos = tos
+        self.outputInterfaces = outputInterfaces
+        self.preferredSource = preferredSource
+    }
+
+    /// The identity the kernel uses to replace or delete a default route.
+    struct Key: Hashable {
+        var family: UInt8
+        var table: UInt32
+        var priority: UInt32
+        var tos: UInt8
+    }
+
+    var key: Key { Key(family: family, table: table, priority: priority, tos: tos) }
+
+    public var isUnicastDefault: Bool { destinationLength == 0 && type == UInt8(RTN_UNICAST) }
+}
