@@ -5,7 +5,7 @@ import Foundation
 /// order. It is one line of JSON, as an SSE `data:` field needs.
 extension ReachabilityStatus {
     public func jsonBytes() -> [UInt8] {
-        var json = JSONWriter()
+        let json = JSONWriter()
         json.object {
             json.field("state") { json.string(path.state.rawValue) }
             json.field("isReachable") { json.bool(path.isReachable) }
@@ -39,8 +39,8 @@ extension ReachabilityStatus {
     }
 }
 
-/// A minimal JSON writer: objects, arrays, strings with RFC 8259 escaping, literals.
-struct JSONWriter {
+/// A minimal JSON writer (a class, so nested closures can write to it): objects, arrays, strings with RFC 8259 escaping, literals.
+final class JSONWriter {
     private(set) var bytes: [UInt8] = []
     private var needsComma = false
 
@@ -48,7 +48,7 @@ struct JSONWriter {
         bytes.reserveCapacity(512)
     }
 
-    mutating func object(_ body: () -> Void) {
+    func object(_ body: () -> Void) {
         bytes.append(UInt8(ascii: "{"))
         needsComma = false
         body()
@@ -56,7 +56,7 @@ struct JSONWriter {
         needsComma = true
     }
 
-    mutating func array<Element>(_ elements: [Element], _ body: (Element) -> Void) {
+    func array<Element>(_ elements: [Element], _ body: (Element) -> Void) {
         bytes.append(UInt8(ascii: "["))
         needsComma = false
         for element in elements {
@@ -68,7 +68,7 @@ struct JSONWriter {
         needsComma = true
     }
 
-    mutating func field(_ name: String, _ value: () -> Void) {
+    func field(_ name: String, _ value: () -> Void) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         string(name)
         bytes.append(UInt8(ascii: ":"))
@@ -76,16 +76,16 @@ struct JSONWriter {
         needsComma = true
     }
 
-    mutating func bool(_ value: Bool) {
+    func bool(_ value: Bool) {
         raw(value ? "true" : "false")
     }
 
-    mutating func raw(_ text: String) {
+    func raw(_ text: String) {
         bytes.append(contentsOf: text.utf8)
         needsComma = true
     }
 
-    mutating func string(_ text: String) {
+    func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
