@@ -19,6 +19,14 @@ static const ssize_t reachd_mhd_end_of_stream = MHD_CONTENT_READER_END_OF_STREAM
 /// MHD_CONTENT_READER_END_WITH_ERROR: the reader's "abort this connection".
 static const ssize_t reachd_mhd_end_with_error = MHD_CONTENT_READER_END_WITH_ERROR;
 
+/// MHD_RESPMEM_MUST_COPY: the importer renames this enum's cases unpredictably; one spelling.
+static const enum MHD_ResponseMemoryMode reachd_mhd_must_copy = MHD_RESPMEM_MUST_COPY;
+
+/// The request header a value is looked up in (MHD_HEADER_KIND), for the same reason.
+static inline const char *reachd_mhd_request_header(struct MHD_Connection *connection, const char *name) {
+    return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
+}
+
 /// MHD_start_daemon is variadic; every option is passed as one MHD_OPTION_ARRAY instead.
 static inline struct MHD_Daemon *reachd_mhd_start(unsigned int flags,
                                                   MHD_AccessHandlerCallback handler,

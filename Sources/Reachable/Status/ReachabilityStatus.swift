@@ -25,7 +25,7 @@ extension ReachabilityStatus: Codable {
     }
 
     /// Milliseconds and a `Z`, as in the contract's example: `2026-11-21T22:00:00.123Z`.
-    static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    public static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)

@@ -1,0 +1,14 @@
+import CMicroHTTPD
+
+/// What the daemon calls for every request, on libmicrohttpd's threads.
+protocol HTTPHandler: AnyObject, Sendable {
+    /// Queue a response for this request. `context` is the request's slot: whatever is stored
+    /// there comes back in `completed`.
+    func respond(
+        to connection: OpaquePointer, method: String, path: String,
+        context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result
+
+    /// The request ended (answered, or the client left); `context` is what `respond` stored.
+    func completed(context: UnsafeMutableRawPointer)
+}

@@ -1,0 +1,99 @@
+import CMicroHTTPD
+import Foundation
+import Logging
+import Reachable
+import ServiceLifecycle
+import Synchronization
+
+/// reachd's HTTP service: `/status`, `/events` and health, fed by one monitor.
+///
+/// As a ServiceLifecycle `Service`, `run()` serves until graceful shutdown, which follows
+/// DESIGN.md's five steps: readiness fails, new connections are refused, the monitor closes,
+/// every stream flushes and ends cleanly, and `run()` returns within the shutdown timeout.
+public final class ReachabilityServer: Service, Sendable {
+    private let monitor: NetworkMonitor
+    private let configuration: ServerConfiguration
+    private let logger: Logger
+    private let daemon: HTTPDaemon
+    private let snapshot: StatusSnapshot
+    private let hub: EventHub
+    private let router: RequestRouter
+
+    /// The port actually listened on (the chosen one when configured as 0).
+    public let port: Int
+
+    /// Binds the listening socket at once, so a bad address fails before anything runs.
+    public init(monitor: NetworkMonitor, configuration: ServerConfiguration, logger: Logger) throws {
+        self.monitor = monitor
+        self.configuration = configuration
+        self.logger = logger
+        let listening = try ListeningSocket(host: configuration.host, port: configuration.port)
+        port = listening.port
+        daemon = HTTPDaemon(listening: listening, configuration: configuration)
+        let status = monitor.current
+        snapshot = StatusSnapshot(status)
+        hub = EventHub(
+            initialFrame: EventFrame.status(status, json: status.jsonBytes()),
+            retryMilliseconds: configuration.retryMilliseconds
+        )
+        router = RequestRouter(
+            monitor: monitor, snapshot: snapshot, hub: hub, daemon: daemon, readiness: configuration.readiness
+        )
+        try daemon.start(handler: router)
+    }
+
+    public func run() async throws {
+        let heartbeat = Task { [hub, configuration] in
+            while !Task.isCancelled {
+                try await Task.sleep(for: .seconds(configuration.heartbeat))
+                hub.heartbeat()
+            }
+        }
+        await withGracefulShutdownHandler {
+            // Ends when the monitor closes (shutdown) or this task is cancelled.
+            for await status in monitor.updates {
+                publish(status)
+            }
+        } onGracefulShutdown: {
+            self.beginShutdown()
+        }
+        heartbeat.cancel()
+        await drain()
+    }
+
+    /// Steps 1–3 of graceful shutdown; synchronous, as ServiceLifecycle's handler must be.
+    public func beginShutdown() {
+        logger.info("shutting down: readiness fails, new connections are refused")
+        daemon.quiesce()
+        monitor.close()
+    }
+
+    /// Records a status change: encoded once here, shared by `/status` and every stream.
+    private func publish(_ status: ReachabilityStatus) {
+        guard status.sequence != snapshot.status.sequence else { return }
+        let frame = snapshot.update(status)
+        hub.publish(frame)
+        logger.info(
+            "status changed",
+            metadata: [
+                "state": "\(status.state.rawValue)", "sequence": "\(status.sequence)",
+                "ipv4": "\(status.path.ipv4)", "ipv6": "\(status.path.ipv6)",
+            ]
+        )
+    }
+
+    /// Steps 4–5: every stream writes what is pending, a jittered `retry:`, and its final chunk;
+    /// then the daemon stops. Streams that do not finish by the deadline are cut.
+    private func drain() async {
+        if !daemon.isDraining { beginShutdown() }
+        hub.closeAll()
+        let deadline = ContinuousClock.now + .seconds(max(0.1, configuration.shutdownTimeout - 0.5))
+        while hub.count > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        let remaining = hub.count
+        if remaining > 0 { logger.warning("cutting \(remaining) event streams that did not finish in time") }
+        daemon.stop()
+        logger.info("stopped")
+    }
+}

@@ -1,0 +1,22 @@
+/// An RFC 9457 problem document: the one error shape on the wire.
+struct Problem: Sendable, Equatable {
+    var status: Int
+    var title: String
+    var detail: String
+
+    static let notFound = Problem(
+        status: 404, title: "Not Found",
+        detail: "No resource at this path. Try /status, /events, /healthz, /livez or /readyz."
+    )
+    static let methodNotAllowed = Problem(
+        status: 405, title: "Method Not Allowed", detail: "Only GET and HEAD are served."
+    )
+    static let badMethod = Problem(
+        status: 400, title: "Bad Request", detail: "The request method is not a valid HTTP token."
+    )
+
+    /// Fixed texts without quotes or backslashes, so no escaping is needed.
+    var json: [UInt8] {
+        Array("{\"type\":\"about:blank\",\"title\":\"\(title)\",\"status\":\(status),\"detail\":\"\(detail)\"}".utf8)
+    }
+}

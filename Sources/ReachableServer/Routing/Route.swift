@@ -1,0 +1,50 @@
+/// What a request asks for, decided from its method and path alone (the query string never
+/// changes routing; libmicrohttpd hands the path without it).
+enum Route: Equatable, Sendable {
+    case status
+    case events
+    case liveness
+    case readiness
+    case problem(Problem)
+
+    /// Methods every resource here answers.
+    static let allowedMethods = "GET, HEAD"
+
+    init(method: String, path: String) {
+        let resource: Route? =
+            switch path {
+            case "/status": .status
+            case "/events": .events
+            case "/healthz", "/livez": .liveness
+            case "/readyz": .readiness
+            default: nil
+            }
+        guard let resource else {
+            self = .problem(.notFound)
+            return
+        }
+        guard Self.isToken(method) else {
+            self = .problem(.badMethod)
+            return
+        }
+        guard method == "GET" || method == "HEAD" else {
+            self = .problem(.methodNotAllowed)
+            return
+        }
+        self = resource
+    }
+
+    /// RFC 9110 `token`: libmicrohttpd passes any bytes up to the first space as the method.
+    static func isToken(_ method: String) -> Bool {
+        !method.isEmpty
+            && method.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    true
+                default:
+                    "!#$%&'*+-.^_`|~".utf8.contains(byte)
+                }
+            }
+    }
+}

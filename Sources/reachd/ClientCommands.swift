@@ -1,0 +1,138 @@
+import ArgumentParser
+import Foundation
+import Reachable
+
+/// `reachd status`: the current status of a running instance, readable or as JSON.
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status", abstract: "Print the status of a running reachd."
+    )
+
+    @OptionGroup var address: ServerAddress
+
+    @Flag(help: "Print the JSON document as served.")
+    var json = false
+
+    func run() throws {
+        let client = LocalHTTPClient(host: try address.clientHost(), port: try address.resolvedPort())
+        let (head, body) = try client.get("/status")
+        guard head.status == 200 else { throw ValidationError("reachd answered \(head.status)") }
+        if json {
+            print(String(decoding: body, as: UTF8.self))
+            return
+        }
+        let status = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(body))
+        print(StatusText.summary(status))
+        for interface in status.path.interfaces {
+            print(StatusText.line(interface))
+        }
+    }
+}
+
+/// `reachd watch`: follows `/events` and prints one line per change until the stream ends.
+struct WatchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch", abstract: "Follow a running reachd and print one line per status change."
+    )
+
+    @OptionGroup var address: ServerAddress
+
+    func run() throws {
+        let client = LocalHTTPClient(host: try address.clientHost(), port: try address.resolvedPort())
+        let connection = try client.open("/events")
+        let head = try connection.readHead()
+        guard head.status == 200 else { throw ValidationError("reachd answered \(head.status)") }
+        connection.disableReadTimeout()
+        var reader = EventStreamReader()
+        while let chunk = try connection.readChunk() {
+            for data in reader.feed(chunk) {
+                guard let status = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(data.utf8)) else {
+                    continue
+                }
+                // A line per change, at once, even into a pipe.
+                FileHandle.standardOutput.write(Data((StatusText.summary(status) + "\n").utf8))
+            }
+        }
+    }
+}
+
+/// `reachd check`: exit 0 when the local instance answers ready (or live), 1 otherwise. For a
+/// Docker HEALTHCHECK in an image without curl.
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check", abstract: "Exit 0 if a running reachd is ready (or live with --live), 1 otherwise."
+    )
+
+    @OptionGroup var address: ServerAddress
+
+    @Flag(help: "Check /readyz (the default).")
+    var ready = false
+
+    @Flag(help: "Check /livez instead of /readyz.")
+    var live = false
+
+    @Option(help: "Seconds to wait for an answer.")
+    var timeout: Double = 3
+
+    func run() throws {
+        let path = live ? "/livez" : "/readyz"
+        do {
+            var client = LocalHTTPClient(host: try address.clientHost(), port: try address.resolvedPort())
+            client.timeout = timeout
+            let (head, _) = try client.get(path)
+            guard head.status == 200 else {
+                print("\(path): \(head.status)")
+                throw ExitCode(1)
+            }
+            print("\(path): \(head.status)")
+        } catch let error as LocalHTTPClient.Failure {
+            print("\(path): \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Human-readable status lines.
+enum StatusText {
+    static func summary(_ status: ReachabilityStatus) -> String {
+        let path = status.path
+        let transports = Transport.allCases.filter { path.transport.contains($0) }.map(\.rawValue)
+        var parts = [
+            ReachabilityStatus.timestampStyle.format(status.changedAt), "#\(status.sequence)", path.state.rawValue,
+        ]
+        if path.isReachable {
+            parts.append([path.ipv4 ? "ipv4" : nil, path.ipv6 ? "ipv6" : nil].compactMap { $0 }.joined(separator: "+"))
+            parts.append("via " + (transports.isEmpty ? "-" : transports.joined(separator: ",")))
+            if path.isDataMetered { parts.append("metered") }
+        }
+        return parts.joined(separator: " ")
+    }
+
+    static func line(_ interface: InterfaceStatus) -> String {
+        let route = interface.isDefaultRoute ? " default-route" : ""
+        let addresses = interface.addresses.isEmpty ? "" : " " + interface.addresses.joined(separator: " ")
+        return "  \(interface.name) (\(interface.kind ?? interface.transport.rawValue)) \(interface.operState)\(route)\(addresses)"
+    }
+}
+
+/// Collects SSE `data:` lines into events (one status JSON per event).
+struct EventStreamReader {
+    private var pending = ""
+    private var data: [String] = []
+
+    mutating func feed(_ bytes: [UInt8]) -> [String] {
+        pending += String(decoding: bytes, as: UTF8.self)
+        var events: [String] = []
+        while let newline = pending.firstIndex(of: "\n") {
+            let line = String(pending[..<newline])
+            pending.removeSubrange(...newline)
+            if line.isEmpty {
+                if !data.isEmpty { events.append(data.joined(separator: "\n")) }
+                data = []
+            } else if line.hasPrefix("data:") {
+                data.append(String(line.dropFirst(5).drop { $0 == " " }))
+            }
+        }
+        return events
+    }
+}
