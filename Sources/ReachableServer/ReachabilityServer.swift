@@ -22,7 +22,9 @@ public final class ReachabilityServer: Service, Sendable {
     /// The port actually listened on (the chosen one when configured as 0).
     public let port: Int
 
-    /// Binds the listening socket at once, so a bad address fails before anything runs.
+    /// Binds the listening socket at once, so a bad address fails before anything runs; requests
+    /// are answered from `run()` on, when the signal handlers are in place (a connection made
+    /// earlier waits in the backlog).
     public init(monitor: NetworkMonitor, configuration: ServerConfiguration, logger: Logger) throws {
         self.monitor = monitor
         self.configuration = configuration
@@ -39,10 +41,10 @@ public final class ReachabilityServer: Service, Sendable {
         router = RequestRouter(
             monitor: monitor, snapshot: snapshot, hub: hub, daemon: daemon, readiness: configuration.readiness
         )
-        try daemon.start(handler: router)
     }
 
     public func run() async throws {
+        try daemon.start(handler: router)
         let heartbeat = Task { [hub, configuration] in
             while !Task.isCancelled {
                 try await Task.sleep(for: .seconds(configuration.heartbeat))

@@ -17,7 +17,7 @@ import socket
 import sys
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import http.client
+import http.client as httpclient
 import json
 import os
 import signal
@@ -148,13 +148,22 @@ def test_head_same_headers_no_body(reachd, path):
         assert head.header("content-length") == get_head.header("content-length")
 
 
-@pytest.mark.parametrize("path", ["/status", "/healthz", "/livez", "/readyz"])
+@pytest.mark.parametrize("path", ENDPOINTS)
 def test_head_keeps_connection_usable(reachd, path):
     """A HEAD answer carries no body bytes, so the next response on the connection parses."""
     with Conn.open(reachd.port) as conn:
         head = conn.get(path, method="HEAD")
         assert head.status in (200, 503)
-        response = conn.get("/status")
+        conn.request("GET", "/status")
+        try:
+            first_line = conn.read_until(b"\r\n")
+        except ConnectionClosed as closed:
+            assert closed.partial == b"", f"bytes after HEAD {path} response: {closed.partial!r}"
+            return  # closing after a HEAD is allowed
+        assert first_line.startswith(b"HTTP/1.1 200"), \
+            f"after HEAD {path}, the next response starts with {first_line!r}: the HEAD answer carried body bytes"
+        conn.buf = first_line + conn.buf
+        response = conn.read_response()
         assert response.status == 200
         check_status_document(response.json())
         assert conn.buf == b""
@@ -257,7 +266,7 @@ def test_keep_alive_several_requests_one_connection(reachd):
 
 
 def test_keep_alive_http_client(reachd):
-    conn = http.client.HTTPConnection("127.0.0.1", reachd.port, timeout=5)
+    conn = httpclient.HTTPConnection("127.0.0.1", reachd.port, timeout=5)
     try:
         conn.connect()
         sock = conn.sock
@@ -325,14 +334,21 @@ def _stop(process: subprocess.Popen) -> None:
             process.wait()
 
 
-def test_help_lists_options():
-    result = subprocess.run([reachd_binary(), "--help"], capture_output=True, text=True, timeout=15)
+SERVE_OPTIONS = ("--host", "--port", "--heartbeat", "--ready-when", "--metered-interfaces", "--max-connections",
+                 "--max-connections-per-ip", "--connection-timeout", "--shutdown-timeout", "--log-level",
+                 "--log-format", "--ipv4-destination", "--ipv6-destination")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["serve", "--help"]], ids=["reachd--help", "serve--help"])
+def test_help_lists_options(argv):
+    """DESIGN.md: every option reads an environment variable; `reachd --help` lists them."""
+    result = subprocess.run([reachd_binary(), *argv], capture_output=True, text=True, timeout=15)
     assert result.returncode == 0, result.stderr
     text = result.stdout + result.stderr
-    for option in ("--host", "--port", "--heartbeat", "--ready-when", "--metered-interfaces", "--max-connections",
-                   "--max-connections-per-ip", "--connection-timeout", "--shutdown-timeout", "--log-level",
-                   "--log-format", "--ipv4-destination", "--ipv6-destination"):
-        assert option in text, f"--help does not mention {option}"
+    for option in SERVE_OPTIONS:
+        assert option in text, f"`reachd {' '.join(argv)}` does not mention {option}"
+        env = "REACHD_" + option[2:].upper().replace("-", "_")
+        assert env in text, f"`reachd {' '.join(argv)}` does not mention {env}"
 
 
 def test_port_from_environment():

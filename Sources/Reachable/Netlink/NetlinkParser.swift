@@ -16,7 +16,11 @@ public struct NetlinkParser: Sendable {
         var remaining = Int32(clamping: datagram.count)
         var header = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: nlmsghdr.self))
         while remaining > 0 {
-            guard mnl_nlmsg_ok(header, remaining) else {
+            // mnl_nlmsg_ok compares (int)nlmsg_len <= len, so a length of 2 GiB or more passes it;
+            // and libmnl walks attributes up to the *aligned* length: that must fit as well.
+            let headerSize = Int(MemoryLayout<nlmsghdr>.size)
+            let length = Int(remaining) >= headerSize ? Int(header.pointee.nlmsg_len) : 0
+            guard length >= headerSize, (length + 3) & ~3 <= Int(remaining), mnl_nlmsg_ok(header, remaining) else {
                 // A header that claims more than the datagram holds: the rest cannot be framed.
                 malformedCount += 1
                 break
@@ -100,9 +104,14 @@ public struct NetlinkParser: Sendable {
         let size = Int32(family) == AF_INET ? 4 : (Int32(family) == AF_INET6 ? 16 : 0)
         guard size > 0 else { return nil }
         // IFA_LOCAL is this host's address; on point-to-point links IFA_ADDRESS is the peer's.
-        guard let attribute = attributes[Int(IFA_LOCAL)] ?? attributes[Int(IFA_ADDRESS)],
-            let bytes = attributes.bytes(of: attribute, count: size)
-        else { return nil }
+        // Both must have the family's size when present, even the one not used.
+        var candidates: [[UInt8]] = []
+        for type in [Int(IFA_LOCAL), Int(IFA_ADDRESS)] {
+            guard let attribute = attributes[type] else { continue }
+            guard let bytes = attributes.bytes(of: attribute, count: size) else { return nil }
+            candidates.append(bytes)
+        }
+        guard let bytes = candidates.first else { return nil }
         var flags = UInt32(info.pointee.ifa_flags)
         if let extended = attributes[Int(IFA_FLAGS)] {
             guard mnl_attr_validate(extended, MNL_TYPE_U32) >= 0 else { return nil }
@@ -177,7 +186,7 @@ struct AttributeTable {
     init?(_ header: UnsafeMutablePointer<nlmsghdr>, offset: Int) {
         let end = UnsafeRawPointer(header) + Int(header.pointee.nlmsg_len)
         guard let start = UnsafeRawPointer(mnl_nlmsg_get_payload_offset(header, offset)), start <= end else { return nil }
-        var collector = Collector(end: start)
+        var collector = Collector(end: start, limit: end)
         let status = withUnsafeMutablePointer(to: &collector) { context in
             mnl_attr_parse(header, UInt32(offset), Self.collect, context)
         }
@@ -191,7 +200,7 @@ struct AttributeTable {
         guard mnl_attr_validate(nested, MNL_TYPE_NESTED) >= 0 else { return nil }
         let end = UnsafeRawPointer(nested) + Int(nested.pointee.nla_len)
         guard let payload = UnsafeRawPointer(mnl_attr_get_payload(nested)) else { return nil }
-        var collector = Collector(end: payload)
+        var collector = Collector(end: payload, limit: end)
         let status = withUnsafeMutablePointer(to: &collector) { context in
             mnl_attr_parse_nested(nested, Self.collect, context)
         }
@@ -227,12 +236,15 @@ struct AttributeTable {
         var slots = [UnsafePointer<nlattr>?](repeating: nil, count: 64)
         /// Where the last attribute (aligned) ended: must reach the end of the message.
         var end: UnsafeRawPointer
+        /// The message's (or nest's) unaligned end: no attribute may run past it.
+        var limit: UnsafeRawPointer
     }
 
     private static let collect: mnl_attr_cb_t = { attribute, context in
         guard let attribute, let context else { return MNL_CB_ERROR }
         let collector = context.assumingMemoryBound(to: Collector.self)
         let length = Int(attribute.pointee.nla_len)
+        guard UnsafeRawPointer(attribute) + length <= collector.pointee.limit else { return MNL_CB_ERROR }
         collector.pointee.end = UnsafeRawPointer(attribute) + ((length + 3) & ~3)
         let type = Int(mnl_attr_get_type(attribute))
         if type < collector.pointee.slots.count {

@@ -42,6 +42,9 @@ final class NetlinkSource: @unchecked Sendable {
     private let stats = Mutex(SourceStatistics())
     private let finished = DispatchSemaphore(value: 0)
     private let started = Mutex(false)
+    /// The source thread, so `stop()` called on it (a monitor's last reference dropped inside a
+    /// publish) signals without waiting for itself.
+    private let threadID = Mutex<pthread_t?>(nil)
 
     var statistics: SourceStatistics { stats.withLock { $0 } }
 
@@ -80,6 +83,7 @@ final class NetlinkSource: @unchecked Sendable {
             return !wasStarted
         }) else { return }
         let thread = Thread { [self] in
+            threadID.withLock { $0 = pthread_self() }
             run(publish: publish, fail: fail)
             finished.signal()
         }
@@ -92,6 +96,7 @@ final class NetlinkSource: @unchecked Sendable {
         guard started.withLock({ $0 }) else { return }
         var one: UInt64 = 1
         _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
+        if threadID.withLock({ $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }) { return }
         finished.wait()
         finished.signal()  // a second stop() returns at once too
     }

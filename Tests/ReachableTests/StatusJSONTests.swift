@@ -1,0 +1,143 @@
+import Foundation
+import Reachable
+import Testing
+
+/// The status document's wire form: the contract of `/status` and of every `/events` frame.
+@Suite struct StatusJSONTests {
+    /// 2026-11-21T22:00:00.250Z: a quarter second is exact in binary, so no rounding question.
+    private static let changedAt = Date(timeIntervalSince1970: 1_795_298_400.25)
+
+    private static func example(name: String = "eth0", kind: String? = "veth") -> ReachabilityStatus {
+        ReachabilityStatus(
+            path: NetworkPath(
+                state: .reachable, ipv4: true, ipv6: false, transport: TransportSet(ethernet: true),
+                isDataMetered: false,
+                interfaces: [
+                    InterfaceStatus(
+                        name: name, index: 2, transport: .ethernet, kind: kind, operState: "up", isDefaultRoute: true,
+                        addresses: ["198.18.0.2/24", "fe80::1/64"]
+                    )
+                ]
+            ),
+            sequence: 7, changedAt: changedAt
+        )
+    }
+
+    private static func text(_ status: ReachabilityStatus) -> String {
+        String(decoding: status.jsonBytes(), as: UTF8.self)
+    }
+
+    @Test func matchesTheContractExampleByteForByte() {
+        let expected = #"{"state":"reachable","isReachable":true,"ipv4":true,"ipv6":false,"#
+            + #""transport":{"wifi":false,"cellular":false,"ethernet":true,"other":false},"isDataMetered":false,"#
+            + #""interfaces":[{"name":"eth0","index":2,"transport":"ethernet","kind":"veth","operState":"up","#
+            + #""isDefaultRoute":true,"addresses":["198.18.0.2/24","fe80::1/64"]}],"sequence":7,"#
+            + #""changedAt":"2026-11-21T22:00:00.250Z"}"#
+        #expect(Self.text(Self.example()) == expected)
+    }
+
+    @Test func isOneLine() {
+        let bytes = Self.example(name: "line\nbreak\r").jsonBytes()
+        #expect(!bytes.contains(UInt8(ascii: "\n")))
+        #expect(!bytes.contains(UInt8(ascii: "\r")))
+    }
+
+    @Test func fieldsAppearInTheContractsOrder() throws {
+        let text = Self.text(Self.example())
+        let topLevel = ["state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces", "sequence", "changedAt"]
+        let interface = ["name", "index", "transport", "kind", "operState", "isDefaultRoute", "addresses"]
+        let positions = try topLevel.map { try #require(text.range(of: "\"\($0)\":")?.lowerBound) }
+        #expect(positions == positions.sorted())
+        let start = try #require(text.range(of: "\"interfaces\":[")?.upperBound)
+        let inner = String(text[start...])
+        let innerPositions = try interface.map { try #require(inner.range(of: "\"\($0)\":")?.lowerBound) }
+        #expect(innerPositions == innerPositions.sorted())
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(Set(object.keys) == Set(topLevel), "no field more or less")
+    }
+
+    @Test func roundTripsThroughJSONDecoder() throws {
+        let status = Self.example()
+        let decoded = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(status.jsonBytes()))
+        #expect(decoded == status)
+        // The Codable encoder (any key order) and the hand-written writer agree on content.
+        let viaCodable = try JSONDecoder().decode(ReachabilityStatus.self, from: JSONEncoder().encode(status))
+        #expect(viaCodable == status)
+    }
+
+    @Test func unknownStatusRoundTrips() throws {
+        let status = ReachabilityStatus(path: .unknown, sequence: 0, changedAt: Self.changedAt)
+        let text = Self.text(status)
+        #expect(text.hasPrefix(#"{"state":"unknown","isReachable":false,"ipv4":false,"ipv6":false,"#))
+        #expect(text.contains(#""interfaces":[]"#))
+        #expect(try JSONDecoder().decode(ReachabilityStatus.self, from: Data(text.utf8)) == status)
+    }
+
+    @Test func isReachableMirrorsState() throws {
+        for state in [NetworkPath.State.unknown, .reachable, .unreachable] {
+            let status = ReachabilityStatus(path: NetworkPath(state: state), sequence: 1, changedAt: Self.changedAt)
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(status.jsonBytes())) as? [String: Any])
+            #expect(object["state"] as? String == state.rawValue)
+            #expect(object["isReachable"] as? Bool == (state == .reachable))
+        }
+    }
+
+    @Test(arguments: [
+        "quote\"d", "back\\slash", "new\nline", "tab\tand\r", "bell\u{07}nul\u{00}esc\u{1B}", "del\u{7F}",
+        "unicodé-🚀", "</script>", "\u{2028}sep",
+    ])
+    func escapesOddInterfaceNames(name: String) throws {
+        let status = Self.example(name: name)
+        let bytes = status.jsonBytes()
+        #expect(!bytes.contains { $0 < 0x20 }, "no raw control characters")
+        let decoded = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(bytes))
+        #expect(decoded.path.interfaces.first?.name == name)
+        #expect(decoded == status)
+    }
+
+    @Test func escapesUseTheShortFormsAndUnicodeEscapes() {
+        let text = Self.text(Self.example(name: "a\"b\\c\nd\u{01}"))
+        #expect(text.contains(#""name":"a\"b\\c\nd\u0001""#))
+    }
+
+    @Test func kindIsNullWhenAbsent() throws {
+        let status = Self.example(kind: nil)
+        let text = Self.text(status)
+        #expect(text.contains(#""kind":null,"operState""#))
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let interface = try #require((object["interfaces"] as? [[String: Any]])?.first)
+        #expect(interface.keys.contains("kind"), "present, not omitted")
+        #expect(interface["kind"] is NSNull)
+        #expect(try JSONDecoder().decode(ReachabilityStatus.self, from: Data(text.utf8)) == status)
+    }
+
+    @Test(arguments: [0.0, 0.001, 0.25, 0.999, 0.5])
+    func changedAtHasMillisecondsAndZ(fraction: Double) throws {
+        let date = Date(timeIntervalSince1970: 1_795_298_400 + fraction)
+        let status = ReachabilityStatus(path: .unknown, sequence: 1, changedAt: date)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.jsonBytes())) as? [String: Any])
+        let stamp = try #require(object["changedAt"] as? String)
+        #expect(stamp.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil, "\(stamp)")
+        #expect(stamp.hasPrefix("2026-11-21T22:00:00."))
+        if (fraction * 4).rounded() == fraction * 4 {  // exact in binary: the digits are certain
+            #expect(stamp == "2026-11-21T22:00:00.\(String(format: "%03d", Int(fraction * 1000)))Z")
+        }
+    }
+
+    @Test func changedAtOfNowHasMillisecondsAndZ() throws {
+        let status = ReachabilityStatus(path: .unknown, sequence: 1, changedAt: Date())
+        let text = Self.text(status)
+        let match = try #require(text.firstMatch(of: /"changedAt":"([^"]+)"/))
+        #expect(String(match.1).wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/) != nil)
+    }
+
+    @Test func largeSequenceAndIndexAreWrittenAsIntegers() throws {
+        var status = Self.example()
+        status.sequence = UInt64.max
+        status.path.interfaces[0].index = Int32.max
+        let text = Self.text(status)
+        #expect(text.contains(#""sequence":18446744073709551615,"#))
+        #expect(text.contains(#""index":2147483647,"#))
+        #expect(try JSONDecoder().decode(ReachabilityStatus.self, from: Data(text.utf8)) == status)
+    }
+}
