@@ -27,6 +27,16 @@ static inline const char *reachd_mhd_request_header(struct MHD_Connection *conne
     return MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
 }
 
+/// MHD_set_connection_option is variadic: sets one connection's idle timeout in seconds.
+static inline void reachd_mhd_set_connection_timeout(struct MHD_Connection *connection, unsigned int seconds) {
+    MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
+}
+
+/// Whether a connection notification is MHD_CONNECTION_NOTIFY_STARTED.
+static inline int reachd_mhd_is_connection_start(enum MHD_ConnectionNotificationCode code) {
+    return code == MHD_CONNECTION_NOTIFY_STARTED;
+}
+
 /// MHD_start_daemon is variadic; every option is passed as one MHD_OPTION_ARRAY instead.
 static inline struct MHD_Daemon *reachd_mhd_start(unsigned int flags,
                                                   MHD_AccessHandlerCallback handler,

@@ -39,7 +39,7 @@ public final class ReachabilityServer: Service, Sendable {
             retryMilliseconds: configuration.retryMilliseconds
         )
         router = RequestRouter(
-            monitor: monitor, snapshot: snapshot, hub: hub, daemon: daemon, readiness: configuration.readiness
+            monitor: monitor, snapshot: snapshot, hub: hub, daemon: daemon, configuration: configuration
         )
     }
 

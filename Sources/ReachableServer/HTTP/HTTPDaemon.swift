@@ -55,6 +55,10 @@ final class HTTPDaemon: Sendable {
                     option: MHD_OPTION.NOTIFY_COMPLETED,
                     value: unsafeBitCast(requestCompleted, to: Int.self), ptr_value: box
                 ),
+                MHD_OptionItem(
+                    option: MHD_OPTION.NOTIFY_CONNECTION,
+                    value: unsafeBitCast(connectionStarted, to: Int.self), ptr_value: nil
+                ),
             ]
             if configuration.maxConnectionsPerIP > 0 {
                 options.append(item(MHD_OPTION.PER_IP_CONNECTION_LIMIT, configuration.maxConnectionsPerIP))
@@ -128,6 +132,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     let path = url.map { String(cString: $0) } ?? "/"
     let verb = method.map { String(cString: $0) } ?? ""
     if context.pointee == nil {
+        reachd_mhd_set_connection_timeout(connection, handler.connectionTimeout)
         let isBodiless = reachd_mhd_request_header(connection, "Content-Length").map { String(cString: $0) == "0" } ?? true
         let hasChunkedBody = reachd_mhd_request_header(connection, "Transfer-Encoding") != nil
         if (verb == "GET" || verb == "HEAD") && isBodiless && !hasChunkedBody {
@@ -150,3 +155,15 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, context, 
     context.pointee = nil
     Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue().handler.completed(context: stored)
 }
+
+/// A new connection must finish its first request line and headers within a few idle seconds:
+/// a client that sends only junk libmicrohttpd cannot frame (leading NUL bytes read as empty
+/// lines, which it skips) is closed soon rather than after the full idle timeout. The normal
+/// timeout is restored as soon as a request arrives.
+private let connectionStarted: MHD_NotifyConnectionCallback = { _, connection, _, code in
+    guard let connection, reachd_mhd_is_connection_start(code) != 0 else { return }
+    reachd_mhd_set_connection_timeout(connection, firstRequestTimeout)
+}
+
+/// Seconds of silence allowed before a new connection's first request is complete.
+private let firstRequestTimeout: UInt32 = 5

@@ -2,6 +2,9 @@ import CMicroHTTPD
 
 /// What the daemon calls for every request, on libmicrohttpd's threads.
 protocol HTTPHandler: AnyObject, Sendable {
+    /// Seconds an idle connection stays open between requests.
+    var connectionTimeout: UInt32 { get }
+
     /// Queue a response for this request. `context` is the request's slot: whatever is stored
     /// there comes back in `completed`.
     func respond(

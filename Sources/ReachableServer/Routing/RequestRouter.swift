@@ -9,16 +9,18 @@ final class RequestRouter: HTTPHandler {
     private let hub: EventHub
     private let daemon: HTTPDaemon
     private let readiness: ServerConfiguration.ReadinessPolicy
+    let connectionTimeout: UInt32
 
     init(
         monitor: NetworkMonitor, snapshot: StatusSnapshot, hub: EventHub, daemon: HTTPDaemon,
-        readiness: ServerConfiguration.ReadinessPolicy
+        configuration: ServerConfiguration
     ) {
+        readiness = configuration.readiness
+        connectionTimeout = UInt32(configuration.connectionTimeout)
         self.monitor = monitor
         self.snapshot = snapshot
         self.hub = hub
         self.daemon = daemon
-        self.readiness = readiness
     }
 
     func respond(
