@@ -65,6 +65,16 @@ let package = Package(
             dependencies: ["Reachable", "CMnl"],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "ReachableServerTests",
+            dependencies: [
+                "ReachableServer",
+                "Reachable",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import ArgumentParser
 
 /// `reachd`: serve the network's reachability over HTTP, or ask a running instance about it.
+/// Plain `reachd [options]` serves, so `reachd --help` lists every serving option.
 @main
 struct Reachd: AsyncParsableCommand {
     static let version = "0.1.0"
@@ -10,10 +11,16 @@ struct Reachd: AsyncParsableCommand {
         abstract: "Watches this host's (or container's) network and serves its reachability over HTTP.",
         discussion: """
             Endpoints: GET /status (JSON), GET /events (Server-Sent Events), GET /healthz, /livez, /readyz.
-            Every option of `serve` can also be set with its environment variable; a flag wins over it.
+            Every option can also be set with its environment variable; a flag wins over it.
+            SIGTERM or SIGINT shuts down gracefully within --shutdown-timeout.
             """,
         version: version,
-        subcommands: [Serve.self, StatusCommand.self, WatchCommand.self, CheckCommand.self],
-        defaultSubcommand: Serve.self
+        subcommands: [Serve.self, StatusCommand.self, WatchCommand.self, CheckCommand.self]
     )
+
+    @OptionGroup var options: ServeOptions
+
+    func run() async throws {
+        try await options.serve()
+    }
 }

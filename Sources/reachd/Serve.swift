@@ -7,12 +7,22 @@ import ReachableServer
 import ServiceLifecycle
 import UnixSignals
 
-/// `reachd serve` (the default): run the monitor and the HTTP server until SIGTERM or SIGINT.
+/// `reachd serve` — also what plain `reachd` does: run the monitor and the HTTP server until
+/// SIGTERM or SIGINT.
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve /status, /events and health endpoints (the default command)."
+        abstract: "Serve /status, /events and health endpoints (what plain `reachd` does)."
     )
 
+    @OptionGroup var options: ServeOptions
+
+    func run() async throws {
+        try await options.serve()
+    }
+}
+
+/// Every option of serving, shared by `reachd` and `reachd serve`, so `reachd --help` lists them.
+struct ServeOptions: ParsableArguments {
     @OptionGroup var address: ServerAddress
 
     @Option(help: "Seconds between SSE keep-alive comments (env: REACHD_HEARTBEAT, default: 15).")
@@ -51,7 +61,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "text | json (env: REACHD_LOG_FORMAT, default: text).")
     var logFormat: String?
 
-    func run() async throws {
+    func serve() async throws {
         let logger = try makeLogger()
         let server = try ServerConfiguration.resolve(self, address: address)
         let monitorConfiguration = try monitorConfiguration()

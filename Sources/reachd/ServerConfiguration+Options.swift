@@ -3,7 +3,7 @@ import ReachableServer
 
 extension ServerConfiguration {
     /// The server settings from `serve`'s flags, environment and defaults, validated.
-    static func resolve(_ options: Serve, address: ServerAddress) throws -> ServerConfiguration {
+    static func resolve(_ options: ServeOptions, address: ServerAddress) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.host = try Setting.resolve(address.host, env: "REACHD_HOST", default: configuration.host)
         configuration.port = try address.resolvedPort()

@@ -313,23 +313,32 @@ def test_connect_storm(reachd):
         sock.close()
 
 
-def test_idle_connection_times_out(reachd_factory):
+@pytest.mark.parametrize("payload", [b"", b"GET /status HTTP/1.1\r\nHo"], ids=["nothing-sent", "partial-request"])
+def test_idle_connection_times_out(reachd_factory, payload):
+    """--connection-timeout 1: an idle non-streaming connection is closed after about 1 s."""
     server = reachd_factory("--connection-timeout", "1")
-    idle = Conn.open(server.port, timeout=6)
-    partial = send_raw(server.port, b"GET /status HTTP/1.1\r\nHo")
+    conn = send_raw(server.port, payload) if payload else Conn.open(server.port, timeout=8)
+    started = time.monotonic()
     try:
-        started = time.monotonic()
-        for conn in (idle, partial):
-            try:
-                kind, response = outcome_of(conn, timeout=6)
-            except socket.timeout:
-                pytest.fail("idle connection not closed by --connection-timeout 1")
-            assert kind == "closed" or 400 <= response.status < 500
-        assert time.monotonic() - started < 5
+        kind, response = outcome_of(conn, timeout=8)
+    except socket.timeout:
+        pytest.fail("idle connection not closed within 8 s with --connection-timeout 1")
     finally:
-        idle.close()
-        partial.close()
+        conn.close()
+    elapsed = time.monotonic() - started
+    assert kind == "closed" or 400 <= response.status < 500, response
+    assert elapsed < 2.5, f"idle connection closed after {elapsed:.2f}s with --connection-timeout 1"
     assert server.process.poll() is None
+
+
+def test_idle_keep_alive_after_a_request_times_out(reachd_factory):
+    server = reachd_factory("--connection-timeout", "1")
+    with Conn.open(server.port, timeout=8) as conn:
+        assert conn.get("/livez").status == 200
+        started = time.monotonic()
+        kind, _ = outcome_of(conn, timeout=8)
+        assert kind == "closed"
+        assert time.monotonic() - started < 2.5
 
 
 def test_streams_are_exempt_from_connection_timeout(reachd_factory):

@@ -1,0 +1,55 @@
+# reachd — the two commands a newcomer needs are `make run` and `make test`.
+# Both install what is missing first (Debian/Ubuntu packages; Swift 6 must already be on PATH).
+
+SHELL := /bin/bash
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+VENV := .venv-test
+# Runtime and build needs: the two C libraries, pkg-config to find them, iproute2 for `ip`.
+DEB_BUILD := libmicrohttpd-dev libmnl-dev pkg-config
+# Test needs: curl and iproute2 for black-box tests, python3-venv for the pytest suite.
+DEB_TEST := iproute2 curl python3 python3-venv
+
+.PHONY: run test deps test-deps build release swift-test e2e packaging bench clean
+
+## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
+run: deps release
+	./.build/release/reachd $(ARGS)
+
+## Install what is missing and run every test: Swift unit and kernel tests, black-box tests
+## of the running binary, the OpenAPI contract, and the Docker/Kubernetes packaging checks.
+test: deps test-deps build swift-test e2e packaging
+
+deps:
+	@command -v swift >/dev/null || { echo "Swift 6 is needed: https://www.swift.org/install/linux/"; exit 1; }
+	@missing=$$(for p in $(DEB_BUILD); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; fi
+
+test-deps: deps
+	@missing=$$(for p in $(DEB_TEST); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; fi
+	@[ -x $(VENV)/bin/pip ] || python3 -m venv $(VENV)
+	@$(VENV)/bin/pip install -q -r Tests/e2e/requirements.txt
+
+build:
+	swift build --build-tests
+
+release:
+	swift build -c release
+
+## Swift Testing: parser, derive, JSON, and the monitor against the real kernel in namespaces (root).
+swift-test: build
+	swift test --skip-build
+
+## pytest against the real binary: HTTP contract, SSE, hostile clients, namespaces, fan-out, shutdown.
+e2e: build
+	$(VENV)/bin/python -m pytest Tests/e2e -q
+
+packaging:
+	bash scripts/check-packaging.sh
+
+## Side-by-side benchmark against nginx and nchan; writes BENCHMARKS.md (see bench/README.md).
+bench: deps
+	bash bench/run.sh
+
+clean:
+	rm -rf .build .build-release $(VENV)

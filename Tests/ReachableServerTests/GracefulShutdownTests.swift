@@ -1,0 +1,98 @@
+import Foundation
+import Glibc
+import Logging
+import Reachable
+import ServiceLifecycleTestKit
+import Testing
+
+@testable import ReachableServer
+
+/// The shutdown path of the server itself, driven by ServiceLifecycle's test trigger: the same
+/// graph `reachd` starts, on port 0, with a real client over a real socket.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct GracefulShutdownTests {
+    @Test func shutdownEndsStreamsCleanlyAndRefusesNewConnections() async throws {
+        let monitor = try NetworkMonitor()
+        var configuration = ServerConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.shutdownTimeout = 5
+        let server = try ReachabilityServer(monitor: monitor, configuration: configuration, logger: Logger(label: "test"))
+
+        try await testGracefulShutdown { trigger in
+            let running = Task { try await server.run() }
+            let client = try RawClient(port: server.port)
+            try client.send("GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
+            let opening = try client.read(until: "\n\n")
+            #expect(opening.contains("HTTP/1.1 200"))
+            #expect(opening.contains("retry: 2000\nid: \(monitor.current.sequence)\nevent: status\ndata: {"))
+
+            trigger.triggerGracefulShutdown()
+            let rest = try client.readToEnd()
+            #expect(rest.contains("retry: "))
+            #expect(rest.hasSuffix("0\r\n\r\n"), "the stream ends with the final chunk: \(rest.suffix(40).debugDescription)")
+            try await running.value
+            #expect(monitor.isClosed)
+            #expect(throws: (any Error).self) { try RawClient(port: server.port) }
+        }
+    }
+}
+
+/// A blocking TCP client on loopback with a receive timeout, so a hang fails instead of waiting.
+final class RawClient {
+    private let descriptor: Int32
+    private var buffer = ""
+
+    struct Failure: Error {}
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            throw Failure()
+        }
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        guard Glibc.send(descriptor, bytes, bytes.count, Int32(MSG_NOSIGNAL)) == bytes.count else { throw Failure() }
+    }
+
+    /// Everything received until `marker` has arrived (and whatever came with it).
+    func read(until marker: String) throws -> String {
+        while !buffer.contains(marker) {
+            guard try receive() else { throw Failure() }
+        }
+        defer { buffer = "" }
+        return buffer
+    }
+
+    func readToEnd() throws -> String {
+        while try receive() {}
+        defer { buffer = "" }
+        return buffer
+    }
+
+    private func receive() throws -> Bool {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = recv(descriptor, &chunk, chunk.count, 0)
+        if count < 0 { throw Failure() }
+        buffer += String(decoding: chunk[0..<count], as: UTF8.self)
+        return count > 0
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Reachable
+import Testing
+
+@testable import ReachableServer
+
+struct HealthDocumentTests {
+    private func status(_ state: NetworkPath.State) -> ReachabilityStatus {
+        ReachabilityStatus(path: NetworkPath(state: state, ipv4: state == .reachable), sequence: 3, changedAt: Date())
+    }
+
+    private func json(_ body: [UInt8]) throws -> [String: Any] {
+        try #require(JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+    }
+
+    @Test func readyWhenReachableFollowsTheNetwork() throws {
+        let up = HealthDocument.readiness(status: status(.reachable), policy: .reachable, isShuttingDown: false)
+        #expect(up.status == 200)
+        #expect(try json(up.body)["status"] as? String == "pass")
+        for state in [NetworkPath.State.unreachable, .unknown] {
+            let down = HealthDocument.readiness(status: status(state), policy: .reachable, isShuttingDown: false)
+            #expect(down.status == 503)
+            #expect(try json(down.body)["status"] as? String == "fail")
+        }
+    }
+
+    @Test func readyAlwaysIgnoresTheNetwork() throws {
+        let down = HealthDocument.readiness(status: status(.unreachable), policy: .always, isShuttingDown: false)
+        #expect(down.status == 200)
+    }
+
+    @Test(arguments: [ServerConfiguration.ReadinessPolicy.reachable, .always])
+    func shutdownFailsReadinessWhateverThePolicy(policy: ServerConfiguration.ReadinessPolicy) throws {
+        let answer = HealthDocument.readiness(status: status(.reachable), policy: policy, isShuttingDown: true)
+        #expect(answer.status == 503)
+        let body = try json(answer.body)
+        #expect(body["status"] as? String == "fail")
+        let checks = try #require(body["checks"] as? [String: [[String: Any]]])
+        #expect(checks["network:reachability"]?.first?["output"] as? String == "shutting down")
+    }
+
+    @Test func livenessFailsWithTheMonitorsReasonEscaped() throws {
+        #expect(HealthDocument.liveness(failure: nil).status == 200)
+        let failed = HealthDocument.liveness(failure: "netlink: \"recvfrom\" failed\n\\")
+        #expect(failed.status == 503)
+        let body = try json(failed.body)
+        #expect(body["status"] as? String == "fail")
+        let checks = try #require(body["checks"] as? [String: [[String: Any]]])
+        #expect(checks["netlink:monitor"]?.first?["output"] as? String == "netlink: \"recvfrom\" failed\n\\")
+    }
+}
