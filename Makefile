@@ -9,7 +9,7 @@ DEB_BUILD := libmicrohttpd-dev libmnl-dev pkg-config
 # Test needs: curl and iproute2 for black-box tests, python3-venv for the pytest suite.
 DEB_TEST := iproute2 curl python3 python3-venv
 
-.PHONY: run test deps test-deps build release swift-test e2e packaging bench clean
+.PHONY: run test deps test-deps build release format swift-test e2e packaging bench clean
 
 ## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
 run: deps release
@@ -17,7 +17,7 @@ run: deps release
 
 ## Install what is missing and run every test: Swift unit and kernel tests, black-box tests
 ## of the running binary, the OpenAPI contract, and the Docker/Kubernetes packaging checks.
-test: deps test-deps build swift-test e2e packaging
+test: deps test-deps format build swift-test e2e packaging
 
 deps:
 	@command -v swift >/dev/null || { echo "Swift 6 is needed: https://www.swift.org/install/linux/"; exit 1; }
@@ -35,6 +35,9 @@ build:
 
 release:
 	swift build -c release
+
+format:
+	bash scripts/check-format.sh
 
 ## Swift Testing: parser, derive, JSON, and the monitor against the real kernel in namespaces (root).
 swift-test: build

@@ -111,7 +111,8 @@ enum StatusText {
     static func line(_ interface: InterfaceStatus) -> String {
         let route = interface.isDefaultRoute ? " default-route" : ""
         let addresses = interface.addresses.isEmpty ? "" : " " + interface.addresses.joined(separator: " ")
-        return "  \(interface.name) (\(interface.kind ?? interface.transport.rawValue)) \(interface.operState)\(route)\(addresses)"
+        return
+            "  \(interface.name) (\(interface.kind ?? interface.transport.rawValue)) \(interface.operState)\(route)\(addresses)"
     }
 }
 

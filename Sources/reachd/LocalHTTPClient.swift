@@ -21,7 +21,8 @@ struct LocalHTTPClient {
     /// Opens a connection and sends `GET path`; the caller reads the answer.
     func open(_ path: String) throws -> Connection {
         let connection = try Connection(host: host, port: port, timeout: timeout)
-        let request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nUser-Agent: reachd/\(Reachd.version)\r\nAccept: */*\r\nConnection: close\r\n\r\n"
+        let request =
+            "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nUser-Agent: reachd/\(Reachd.version)\r\nAccept: */*\r\nConnection: close\r\n\r\n"
         try connection.write(Array(request.utf8))
         return connection
     }
@@ -80,7 +81,9 @@ struct LocalHTTPClient {
         func write(_ bytes: [UInt8]) throws {
             var offset = 0
             while offset < bytes.count {
-                let sent = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                let sent = bytes[offset...].withUnsafeBytes {
+                    send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
                 guard sent > 0 else { throw Failure(description: "write failed: \(String(cString: strerror(errno)))") }
                 offset += sent
             }
@@ -97,7 +100,8 @@ struct LocalHTTPClient {
                 }
                 if count == 0 { return false }
                 if errno == EINTR { continue }
-                throw Failure(description: errno == EAGAIN ? "timed out" : "read failed: \(String(cString: strerror(errno)))")
+                throw Failure(
+                    description: errno == EAGAIN ? "timed out" : "read failed: \(String(cString: strerror(errno)))")
             }
         }
 
@@ -136,7 +140,8 @@ struct LocalHTTPClient {
             var headers: [String: String] = [:]
             while let line = try readLine(), !line.isEmpty {
                 guard let colon = line.firstIndex(of: ":") else { continue }
-                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                    in: .whitespaces)
             }
             return Head(status: status, headers: headers)
         }

@@ -31,16 +31,24 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "When /readyz passes: reachable | always (env: REACHD_READY_WHEN, default: reachable).")
     var readyWhen: String?
 
-    @Option(help: "Comma-separated interface name patterns whose traffic is metered, e.g. 'wwan*,usb*' (env: REACHD_METERED_INTERFACES).")
+    @Option(
+        help:
+            "Comma-separated interface name patterns whose traffic is metered, e.g. 'wwan*,usb*' (env: REACHD_METERED_INTERFACES)."
+    )
     var meteredInterfaces: String?
 
     @Option(help: "Open connections at most, SSE clients included (env: REACHD_MAX_CONNECTIONS, default: 10000).")
     var maxConnections: Int?
 
-    @Option(help: "Open connections per client address at most; 0 = no limit, right behind a proxy (env: REACHD_MAX_CONNECTIONS_PER_IP, default: 0).")
+    @Option(
+        help:
+            "Open connections per client address at most; 0 = no limit, right behind a proxy (env: REACHD_MAX_CONNECTIONS_PER_IP, default: 0)."
+    )
     var maxConnectionsPerIp: Int?
 
-    @Option(help: "Seconds before an idle non-streaming connection is closed (env: REACHD_CONNECTION_TIMEOUT, default: 30).")
+    @Option(
+        help: "Seconds before an idle non-streaming connection is closed (env: REACHD_CONNECTION_TIMEOUT, default: 30)."
+    )
     var connectionTimeout: Int?
 
     @Option(help: "Seconds a graceful shutdown may take (env: REACHD_SHUTDOWN_TIMEOUT, default: 10).")
@@ -49,10 +57,16 @@ struct ServeOptions: ParsableArguments {
     @Option(help: "HTTP worker threads (env: REACHD_THREADS, default: 2).")
     var threads: Int?
 
-    @Option(help: "Outside IPv4 address whose route decides ipv4; no packet is sent (env: REACHD_IPV4_DESTINATION, default: 8.8.8.8).")
+    @Option(
+        help:
+            "Outside IPv4 address whose route decides ipv4; no packet is sent (env: REACHD_IPV4_DESTINATION, default: 8.8.8.8)."
+    )
     var ipv4Destination: String?
 
-    @Option(help: "Outside IPv6 address whose route decides ipv6; no packet is sent (env: REACHD_IPV6_DESTINATION, default: 2001:4860:4860::8888).")
+    @Option(
+        help:
+            "Outside IPv6 address whose route decides ipv6; no packet is sent (env: REACHD_IPV6_DESTINATION, default: 2001:4860:4860::8888)."
+    )
     var ipv6Destination: String?
 
     @Option(help: "trace | debug | info | notice | warning | error | critical (env: REACHD_LOG_LEVEL, default: info).")

@@ -2,7 +2,10 @@ import ArgumentParser
 
 /// `--host` and `--port`, shared by `serve` and the client commands so they find each other.
 struct ServerAddress: ParsableArguments {
-    @Option(help: "Address to listen on / to ask: an IPv4 or IPv6 literal (env: REACHD_HOST, default: 0.0.0.0 to serve, 127.0.0.1 to ask).")
+    @Option(
+        help:
+            "Address to listen on / to ask: an IPv4 or IPv6 literal (env: REACHD_HOST, default: 0.0.0.0 to serve, 127.0.0.1 to ask)."
+    )
     var host: String?
 
     @Option(help: "TCP port (env: REACHD_PORT, default: 9478).")

@@ -23,7 +23,9 @@ extension ServerConfiguration {
         configuration.maxConnectionsPerIP = try Setting.resolve(
             options.maxConnectionsPerIp, env: "REACHD_MAX_CONNECTIONS_PER_IP", default: 0
         )
-        guard configuration.maxConnectionsPerIP >= 0 else { throw ValidationError("--max-connections-per-ip must be ≥ 0") }
+        guard configuration.maxConnectionsPerIP >= 0 else {
+            throw ValidationError("--max-connections-per-ip must be ≥ 0")
+        }
         configuration.connectionTimeout = try Setting.resolve(
             options.connectionTimeout, env: "REACHD_CONNECTION_TIMEOUT", default: configuration.connectionTimeout
         )
@@ -32,7 +34,8 @@ extension ServerConfiguration {
             options.shutdownTimeout, env: "REACHD_SHUTDOWN_TIMEOUT", default: configuration.shutdownTimeout
         )
         guard configuration.shutdownTimeout > 0 else { throw ValidationError("--shutdown-timeout must be > 0") }
-        configuration.threads = try Setting.resolve(options.threads, env: "REACHD_THREADS", default: configuration.threads)
+        configuration.threads = try Setting.resolve(
+            options.threads, env: "REACHD_THREADS", default: configuration.threads)
         guard (1...64).contains(configuration.threads) else { throw ValidationError("--threads must be 1...64") }
         return configuration
     }

@@ -17,7 +17,8 @@ struct GracefulShutdownTests {
         configuration.host = "127.0.0.1"
         configuration.port = 0
         configuration.shutdownTimeout = 5
-        let server = try ReachabilityServer(monitor: monitor, configuration: configuration, logger: Logger(label: "test"))
+        let server = try ReachabilityServer(
+            monitor: monitor, configuration: configuration, logger: Logger(label: "test"))
 
         try await testGracefulShutdown { trigger in
             let running = Task { try await server.run() }
@@ -30,7 +31,9 @@ struct GracefulShutdownTests {
             trigger.triggerGracefulShutdown()
             let rest = try client.readToEnd()
             #expect(rest.contains("retry: "))
-            #expect(rest.hasSuffix("0\r\n\r\n"), "the stream ends with the final chunk: \(rest.suffix(40).debugDescription)")
+            #expect(
+                rest.hasSuffix("0\r\n\r\n"), "the stream ends with the final chunk: \(rest.suffix(40).debugDescription)"
+            )
             try await running.value
             #expect(monitor.isClosed)
             #expect(throws: (any Error).self) { try RawClient(port: server.port) }

@@ -10,7 +10,8 @@ import Testing
         -> NetworkPath
     {
         let fixture = TableFixture([
-            MessageBuilder.link(index: 5, name: "if5", flags: flags, hardwareType: hardwareType, operState: operState, kind: kind),
+            MessageBuilder.link(
+                index: 5, name: "if5", flags: flags, hardwareType: hardwareType, operState: operState, kind: kind),
             MessageBuilder.address(index: 5, "198.18.5.2", prefix: 24),
             MessageBuilder.route(outputInterface: 5),
         ])
@@ -56,7 +57,8 @@ import Testing
     }
 
     @Test func unknownOperstateWithRunningIsUsable() {
-        #expect(derive(flags: reachd_iff_up | reachd_iff_running, operState: UInt8(IF_OPER_UNKNOWN)).state == .reachable)
+        #expect(
+            derive(flags: reachd_iff_up | reachd_iff_running, operState: UInt8(IF_OPER_UNKNOWN)).state == .reachable)
     }
 
     @Test func unknownOperstateButDormantIsNotUsable() {

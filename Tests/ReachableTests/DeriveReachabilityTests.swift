@@ -117,7 +117,8 @@ import Testing
 
         let headerOnly = TableFixture([
             Messages.veth(),
-            MessageBuilder.address(index: 2, "2001:db8::3", prefix: 64, flags: UInt32(IFA_F_TENTATIVE), flagsAttribute: false),
+            MessageBuilder.address(
+                index: 2, "2001:db8::3", prefix: 64, flags: UInt32(IFA_F_TENTATIVE), flagsAttribute: false),
         ])
         #expect(headerOnly.table.addresses.first?.flags == UInt32(IFA_F_TENTATIVE))
         #expect(!headerOnly.derive(ipv6: ipv6Lookup(via: 2, source: "2001:db8::3")).ipv6)
@@ -181,7 +182,8 @@ import Testing
         let fixture = TableFixture([
             Messages.loopback(),
             Messages.veth(),
-            MessageBuilder.link(index: 3, name: "dummy0", flags: LinkFlags.up, operState: UInt8(IF_OPER_DOWN), kind: "dummy"),
+            MessageBuilder.link(
+                index: 3, name: "dummy0", flags: LinkFlags.up, operState: UInt8(IF_OPER_DOWN), kind: "dummy"),
             MessageBuilder.address(index: 3, "198.19.0.1", prefix: 32),
             MessageBuilder.route(outputInterface: 2, gateway: "198.18.0.1"),
         ])

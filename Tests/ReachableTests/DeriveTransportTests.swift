@@ -115,7 +115,9 @@ import Testing
 
     @Test func unreachableNetworkIsNeverMetered() {
         let fixture = TableFixture([
-            MessageBuilder.link(index: 4, name: "wwan0", flags: LinkFlags.up, hardwareType: ARPHRD_RAWIP, operState: UInt8(IF_OPER_DOWN)),
+            MessageBuilder.link(
+                index: 4, name: "wwan0", flags: LinkFlags.up, hardwareType: ARPHRD_RAWIP, operState: UInt8(IF_OPER_DOWN)
+            ),
             MessageBuilder.address(index: 4, "198.18.4.2", prefix: 30),
         ])
         let path = fixture.derive(ipv4: ipv4Lookup(via: 4, source: "198.18.4.2"), meteredPatterns: ["wwan*"])
@@ -168,7 +170,8 @@ import Testing
         defer { _ = try? FileManager.default.removeItem(atPath: root) }
         try FileManager.default.createDirectory(atPath: "\(root)/wlp2s0/phy80211", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: "\(root)/wwan0", withIntermediateDirectories: true)
-        try "INTERFACE=wwan0\nDEVTYPE=wwan\nIFINDEX=4\n".write(toFile: "\(root)/wwan0/uevent", atomically: true, encoding: .utf8)
+        try "INTERFACE=wwan0\nDEVTYPE=wwan\nIFINDEX=4\n".write(
+            toFile: "\(root)/wwan0/uevent", atomically: true, encoding: .utf8)
         let facts = SysfsInterfaceFacts(root: root)
         #expect(facts.deviceType(of: "wwan0") == "wwan")
         #expect(facts.deviceType(of: "wlp2s0") == nil)

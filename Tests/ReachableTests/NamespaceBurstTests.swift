@@ -8,11 +8,12 @@ extension KernelTests {
         /// The IPv4 addresses of v0 as the kernel lists them (`ip -o -4 address show dev v0`).
         private static func kernelAddresses(_ lab: VethLab) async throws -> Set<String> {
             let output = try await lab.monitored.ip("-o", "-4", "address", "show", "dev", "v0")
-            return Set(output.text.split(separator: "\n").compactMap { line in
-                let words = line.split(separator: " ")
-                guard let inet = words.firstIndex(of: "inet"), inet + 1 < words.count else { return nil }
-                return String(words[inet + 1])
-            })
+            return Set(
+                output.text.split(separator: "\n").compactMap { line in
+                    let words = line.split(separator: " ")
+                    guard let inet = words.firstIndex(of: "inet"), inet + 1 < words.count else { return nil }
+                    return String(words[inet + 1])
+                })
         }
 
         private static func ipv4Addresses(_ status: ReachabilityStatus) -> Set<String> {
@@ -33,8 +34,9 @@ extension KernelTests {
                 #expect(try await Self.kernelAddresses(lab) == expected)
                 let events = recorder.count - before
                 let wakeUps = monitor.statistics.wakeUps - wakeUpsBefore
-                print("coalescing: 50 address changes -> \(events) events, \(wakeUps) wake-ups; "
-                      + "ratio \(String(format: "%.1f", 50.0 / Double(max(events, 1)))) changes per event")
+                print(
+                    "coalescing: 50 address changes -> \(events) events, \(wakeUps) wake-ups; "
+                        + "ratio \(String(format: "%.1f", 50.0 / Double(max(events, 1)))) changes per event")
                 #expect(events >= 1)
                 #expect(events <= 25, "far fewer events than changes")
                 #expect(recorder.latest == monitor.current)
@@ -46,7 +48,8 @@ extension KernelTests {
         @Test func overflowedReceiveBufferResyncsToTheRightState() async throws {
             var configuration = MonitorConfiguration()
             configuration.receiveBufferSize = 1
-            try await withMonitoredLab(configuration, setUp: { try await $0.configureIPv4() }) { lab, monitor, recorder in
+            try await withMonitoredLab(configuration, setUp: { try await $0.configureIPv4() }) {
+                lab, monitor, recorder in
                 try await recorder.latest("reachable") { $0.isReachable }
                 var expected: Set<String> = ["198.18.0.2/24"]
                 var round = 0
@@ -60,8 +63,9 @@ extension KernelTests {
                     }
                 }
                 let statistics = monitor.statistics
-                print("overflow: \(round) burst(s) of 300, resyncs \(statistics.resyncs), wake-ups \(statistics.wakeUps), "
-                      + "messages \(statistics.messages)")
+                print(
+                    "overflow: \(round) burst(s) of 300, resyncs \(statistics.resyncs), wake-ups \(statistics.wakeUps), "
+                        + "messages \(statistics.messages)")
                 #expect(statistics.resyncs > 0)
                 #expect(try await Self.kernelAddresses(lab) == expected)
                 #expect(monitor.current.isReachable)

@@ -37,7 +37,9 @@ extension KernelTests {
                 #expect(again.interface(named: "v0")?.isDefaultRoute == true)
 
                 try await lab.monitored.ip("route", "del", "default")
-                let noRoute = try await recorder.latest("unreachable without default route") { $0.state == .unreachable }
+                let noRoute = try await recorder.latest("unreachable without default route") {
+                    $0.state == .unreachable
+                }
                 #expect(noRoute.interface(named: "v0")?.isDefaultRoute == false)
                 #expect(noRoute.interface(named: "v0")?.operState == "up", "the link itself is fine")
 
@@ -116,7 +118,8 @@ extension KernelTests {
                 try await lab.monitored.ip("link", "set", "v0", "up")
                 try await lab.monitored.ip("address", "add", "198.18.0.2/24", "dev", "v0")
             }) { lab, monitor, recorder in
-                try await lab.monitored.ip("route", "add", "default", "via", VethLab.gateway, "dev", "v0", "table", "100")
+                try await lab.monitored.ip(
+                    "route", "add", "default", "via", VethLab.gateway, "dev", "v0", "table", "100")
                 let noRule = try await recorder.latest("table 100 default route seen") {
                     $0.interface(named: "v0")?.isDefaultRoute == true
                 }
@@ -135,7 +138,8 @@ extension KernelTests {
             try await withMonitoredLab(setUp: { lab in
                 try await lab.monitored.ip("link", "set", "v0", "up")
                 try await lab.monitored.ip("address", "add", "198.18.0.2/24", "dev", "v0")
-                try await lab.monitored.ip("route", "add", "default", "via", VethLab.gateway, "dev", "v0", "metric", "100")
+                try await lab.monitored.ip(
+                    "route", "add", "default", "via", VethLab.gateway, "dev", "v0", "metric", "100")
             }) { lab, monitor, recorder in
                 try await recorder.latest("reachable") { $0.isReachable }
                 try await lab.monitored.ip("route", "add", "unreachable", "default", "metric", "50")

@@ -10,7 +10,8 @@ extension KernelTests {
             while !recorders.allSatisfy({ $0.latest == status }) {
                 guard ContinuousClock.now < deadline else {
                     let behind = recorders.filter { $0.latest != status }.count
-                    throw StatusRecorder.Timeout(waitingFor: "\(behind) subscribers to reach \(status.sequence)", latest: status)
+                    throw StatusRecorder.Timeout(
+                        waitingFor: "\(behind) subscribers to reach \(status.sequence)", latest: status)
                 }
                 try await Task.sleep(for: .milliseconds(2))
             }
@@ -60,8 +61,9 @@ extension KernelTests {
                 }
                 let reference = subscribers[0].statuses
                 let identical = subscribers.filter { $0.statuses == reference }.count
-                print("fan-out: \(identical)/200 subscribers saw exactly the same \(reference.count) values "
-                      + "(sequences \(reference.map(\.sequence)))")
+                print(
+                    "fan-out: \(identical)/200 subscribers saw exactly the same \(reference.count) values "
+                        + "(sequences \(reference.map(\.sequence)))")
                 #expect(first.latest == up)
             }
         }

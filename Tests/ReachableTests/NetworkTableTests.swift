@@ -38,35 +38,40 @@ import Testing
     }
 
     @Test func routesWithADestinationAreNotKept() {
-        let fixture = TableFixture(Self.twoLinks + [
-            MessageBuilder.route(destination: "198.18.0.0", destinationLength: 24, outputInterface: 2),
-            MessageBuilder.route(family: AF_INET6, destination: "fd00::", destinationLength: 64, outputInterface: 2),
-        ])
+        let fixture = TableFixture(
+            Self.twoLinks + [
+                MessageBuilder.route(destination: "198.18.0.0", destinationLength: 24, outputInterface: 2),
+                MessageBuilder.route(
+                    family: AF_INET6, destination: "fd00::", destinationLength: 64, outputInterface: 2),
+            ])
         #expect(fixture.table.defaultRoutes.isEmpty)
         #expect(!fixture.table.carriesDefaultRoute(2))
     }
 
     @Test func multipathDefaultRouteMarksEveryNextHop() {
-        let fixture = TableFixture(Self.twoLinks + [
-            MessageBuilder.route(multipath: [(2, "198.18.0.1"), (3, "198.18.1.1")]),
-        ])
+        let fixture = TableFixture(
+            Self.twoLinks + [
+                MessageBuilder.route(multipath: [(2, "198.18.0.1"), (3, "198.18.1.1")])
+            ])
         #expect(fixture.table.defaultRoutes.first?.outputInterfaces == [2, 3])
         let path = fixture.derive()
         #expect(path.interfaces.filter(\.isDefaultRoute).map(\.name) == ["eth0", "eth1"])
     }
 
     @Test func ipv6MultipathDefaultRouteMarksEveryNextHop() {
-        let fixture = TableFixture(Self.twoLinks + [
-            MessageBuilder.route(family: AF_INET6, priority: 1024, multipath: [(3, "fe80::1"), (2, "fe80::2")]),
-        ])
+        let fixture = TableFixture(
+            Self.twoLinks + [
+                MessageBuilder.route(family: AF_INET6, priority: 1024, multipath: [(3, "fe80::1"), (2, "fe80::2")])
+            ])
         #expect(fixture.table.carriesDefaultRoute(2) && fixture.table.carriesDefaultRoute(3))
     }
 
     @Test func removedLinkTakesItsAddressesAndRoutesAlong() {
-        var fixture = TableFixture(Self.twoLinks + [
-            MessageBuilder.route(priority: 100, outputInterface: 2, gateway: "198.18.0.1"),
-            MessageBuilder.route(priority: 200, outputInterface: 3, gateway: "198.18.1.1"),
-        ])
+        var fixture = TableFixture(
+            Self.twoLinks + [
+                MessageBuilder.route(priority: 100, outputInterface: 2, gateway: "198.18.0.1"),
+                MessageBuilder.route(priority: 200, outputInterface: 3, gateway: "198.18.1.1"),
+            ])
         fixture.apply(MessageBuilder.link(removed: true, index: 2, name: "eth0", flags: 0))
         #expect(fixture.table.links[2] == nil)
         #expect(fixture.table.addresses(of: 2).isEmpty)
@@ -98,11 +103,12 @@ import Testing
 
     /// After a silent flush (link down) the source re-dumps routes and replaces them all.
     @Test func replaceRoutesDropsRoutesMissingFromTheDump() {
-        var fixture = TableFixture(Self.twoLinks + [
-            MessageBuilder.route(priority: 100, outputInterface: 2),
-            MessageBuilder.route(table: 100, outputInterface: 3),
-            MessageBuilder.route(family: AF_INET6, priority: 1024, outputInterface: 2),
-        ])
+        var fixture = TableFixture(
+            Self.twoLinks + [
+                MessageBuilder.route(priority: 100, outputInterface: 2),
+                MessageBuilder.route(table: 100, outputInterface: 3),
+                MessageBuilder.route(family: AF_INET6, priority: 1024, outputInterface: 2),
+            ])
         var parser = NetlinkParser()
         let dump = parser.parse(
             MessageBuilder.route(table: 100, outputInterface: 3, flags: UInt16(NLM_F_MULTI))

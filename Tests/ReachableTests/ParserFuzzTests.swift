@@ -12,8 +12,9 @@ import Testing
         Messages.loopback(),
         Messages.veth(index: 2, name: "eth0"),
         MessageBuilder.link(index: 3, name: "wlan0", flags: LinkFlags.running),
-        MessageBuilder.link(index: 4, name: "wg0", flags: LinkFlags.tunnel, hardwareType: ARPHRD_NONE,
-                            operState: UInt8(IF_OPER_UNKNOWN), kind: "wireguard"),
+        MessageBuilder.link(
+            index: 4, name: "wg0", flags: LinkFlags.tunnel, hardwareType: ARPHRD_NONE,
+            operState: UInt8(IF_OPER_UNKNOWN), kind: "wireguard"),
         MessageBuilder.link(index: 5, name: "rmnet0", flags: LinkFlags.running, hardwareType: ARPHRD_RAWIP),
         MessageBuilder.link(removed: true, index: 3, name: "wlan0", flags: 0),
         MessageBuilder.address(index: 2, "198.18.0.2", prefix: 24),
@@ -77,7 +78,9 @@ import Testing
             parsed += envelopes.count
             for envelope in envelopes {
                 if case .address(let address) = envelope.message {
-                    check(address.bytes.count == (Int32(address.family) == AF_INET ? 4 : 16), "\(iteration): address size")
+                    check(
+                        address.bytes.count == (Int32(address.family) == AF_INET ? 4 : 16), "\(iteration): address size"
+                    )
                 }
                 table.apply(envelope.message)
             }
@@ -87,7 +90,8 @@ import Testing
             }
             if iteration % 2_000 == 1_999 { table = NetworkTable() }  // keep derive's input small
         }
-        report.summary = "fuzz: \(iterations) datagrams, \(parsed) messages parsed, \(parser.malformedCount) malformed, "
+        report.summary =
+            "fuzz: \(iterations) datagrams, \(parsed) messages parsed, \(parser.malformedCount) malformed, "
             + "\(parser.unknownCount) unknown, \(derived) derivations"
         check(parsed > iterations / 4, "mutations should keep many messages valid: \(parsed)")
         check(parser.malformedCount > iterations / 4, "mutations should make many malformed: \(parser.malformedCount)")
@@ -105,7 +109,8 @@ import Testing
             default:
                 let link = table.links.keys.randomElement(using: &random) ?? Int32.random(in: 0...8, using: &random)
                 let source = table.addresses.randomElement(using: &random)?.bytes
-                return .route(type: UInt8.random(in: 0...3, using: &random), outputInterface: link, preferredSource: source)
+                return .route(
+                    type: UInt8.random(in: 0...3, using: &random), outputInterface: link, preferredSource: source)
             }
         }
         let path = derive(

@@ -143,12 +143,14 @@ import Testing
     }
 
     @Test func interfaceNameWithoutTerminatorIsCounted() {
-        expectSkipped(MessageBuilder.link(index: 9, name: nil, flags: LinkFlags.running) { header in
-            MessageBuilder.put(header, type: UInt16(IFLA_IFNAME), Array("eth9".utf8))
-        })
-        expectSkipped(MessageBuilder.link(index: 9, name: nil, flags: LinkFlags.running) { header in
-            MessageBuilder.put(header, type: UInt16(IFLA_IFNAME), [])
-        })
+        expectSkipped(
+            MessageBuilder.link(index: 9, name: nil, flags: LinkFlags.running) { header in
+                MessageBuilder.put(header, type: UInt16(IFLA_IFNAME), Array("eth9".utf8))
+            })
+        expectSkipped(
+            MessageBuilder.link(index: 9, name: nil, flags: LinkFlags.running) { header in
+                MessageBuilder.put(header, type: UInt16(IFLA_IFNAME), [])
+            })
     }
 
     @Test(arguments: WrongSize.allCases)
@@ -176,29 +178,35 @@ import Testing
     }
 
     @Test func brokenNestedLinkInfoIsCounted() {
-        expectSkipped(MessageBuilder.link(index: 9, name: "bad0", flags: LinkFlags.running) { header in
-            // IFLA_LINKINFO whose only inner attribute claims more than the nest holds.
-            MessageBuilder.put(header, type: UInt16(IFLA_LINKINFO), [40, 0, UInt8(IFLA_INFO_KIND), 0, 118, 101, 116, 104])
-        })
-        expectSkipped(MessageBuilder.link(index: 9, name: "bad0", flags: LinkFlags.running) { header in
-            MessageBuilder.put(header, type: UInt16(IFLA_LINKINFO), [1, 2])  // shorter than an attribute header
-        })
+        expectSkipped(
+            MessageBuilder.link(index: 9, name: "bad0", flags: LinkFlags.running) { header in
+                // IFLA_LINKINFO whose only inner attribute claims more than the nest holds.
+                MessageBuilder.put(
+                    header, type: UInt16(IFLA_LINKINFO), [40, 0, UInt8(IFLA_INFO_KIND), 0, 118, 101, 116, 104])
+            })
+        expectSkipped(
+            MessageBuilder.link(index: 9, name: "bad0", flags: LinkFlags.running) { header in
+                MessageBuilder.put(header, type: UInt16(IFLA_LINKINFO), [1, 2])  // shorter than an attribute header
+            })
     }
 
     @Test func brokenMultipathNextHopIsCounted() {
         var hops = MessageBuilder.nextHops([(2, "198.18.0.1"), (3, "198.18.1.1")])
         hops.patch(UInt16(200), at: 16)  // the second hop's rtnh_len runs past the attribute
-        expectSkipped(MessageBuilder.route { header in
-            MessageBuilder.put(header, type: UInt16(RTA_MULTIPATH.rawValue), hops)
-        })
+        expectSkipped(
+            MessageBuilder.route { header in
+                MessageBuilder.put(header, type: UInt16(RTA_MULTIPATH.rawValue), hops)
+            })
         var tiny = MessageBuilder.nextHops([(2, "198.18.0.1")])
         tiny.patch(UInt16(4), at: 0)  // smaller than struct rtnexthop
-        expectSkipped(MessageBuilder.route { header in
-            MessageBuilder.put(header, type: UInt16(RTA_MULTIPATH.rawValue), tiny)
-        })
-        expectSkipped(MessageBuilder.route { header in
-            MessageBuilder.put(header, type: UInt16(RTA_MULTIPATH.rawValue), [1, 2, 3, 4])  // half a next hop
-        })
+        expectSkipped(
+            MessageBuilder.route { header in
+                MessageBuilder.put(header, type: UInt16(RTA_MULTIPATH.rawValue), tiny)
+            })
+        expectSkipped(
+            MessageBuilder.route { header in
+                MessageBuilder.put(header, type: UInt16(RTA_MULTIPATH.rawValue), [1, 2, 3, 4])  // half a next hop
+            })
     }
 
     @Test func unknownMessageTypesAreCountedAndSkipped() {
@@ -226,10 +234,11 @@ import Testing
             noop + MessageBuilder.rule() + netconf + MessageBuilder.error(0, sequence: 7) + MessageBuilder.error(-EBUSY)
                 + MessageBuilder.done(sequence: 9)
         )
-        #expect(envelopes.map(\.message) == [
-            .other(type: UInt16(RTM_NEWRULE)), .other(type: UInt16(RTM_NEWNETCONF)), .error(code: 0),
-            .error(code: -EBUSY), .done,
-        ])
+        #expect(
+            envelopes.map(\.message) == [
+                .other(type: UInt16(RTM_NEWRULE)), .other(type: UInt16(RTM_NEWNETCONF)), .error(code: 0),
+                .error(code: -EBUSY), .done,
+            ])
         #expect(envelopes[2].sequence == 7)
         #expect(envelopes[4].sequence == 9)
         #expect(envelopes[4].flags & UInt16(NLM_F_MULTI) != 0)

@@ -28,7 +28,8 @@ import Testing
     }
 
     @Test func matchesTheContractExampleByteForByte() {
-        let expected = #"{"state":"reachable","isReachable":true,"ipv4":true,"ipv6":false,"#
+        let expected =
+            #"{"state":"reachable","isReachable":true,"ipv4":true,"ipv6":false,"#
             + #""transport":{"wifi":false,"cellular":false,"ethernet":true,"other":false},"isDataMetered":false,"#
             + #""interfaces":[{"name":"eth0","index":2,"transport":"ethernet","kind":"veth","operState":"up","#
             + #""isDefaultRoute":true,"addresses":["198.18.0.2/24","fe80::1/64"]}],"sequence":7,"#
@@ -44,7 +45,9 @@ import Testing
 
     @Test func fieldsAppearInTheContractsOrder() throws {
         let text = Self.text(Self.example())
-        let topLevel = ["state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces", "sequence", "changedAt"]
+        let topLevel = [
+            "state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces", "sequence", "changedAt",
+        ]
         let interface = ["name", "index", "transport", "kind", "operState", "isDefaultRoute", "addresses"]
         let positions = try topLevel.map { try #require(text.range(of: "\"\($0)\":")?.lowerBound) }
         #expect(positions == positions.sorted())
@@ -76,7 +79,8 @@ import Testing
     @Test func isReachableMirrorsState() throws {
         for state in [NetworkPath.State.unknown, .reachable, .unreachable] {
             let status = ReachabilityStatus(path: NetworkPath(state: state), sequence: 1, changedAt: Self.changedAt)
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(status.jsonBytes())) as? [String: Any])
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(status.jsonBytes())) as? [String: Any])
             #expect(object["state"] as? String == state.rawValue)
             #expect(object["isReachable"] as? Bool == (state == .reachable))
         }

@@ -27,7 +27,8 @@ public struct NetlinkParser: Sendable {
             }
             if let message = parseOne(header) {
                 result.append(
-                    NetlinkEnvelope(message: message, sequence: header.pointee.nlmsg_seq, flags: header.pointee.nlmsg_flags)
+                    NetlinkEnvelope(
+                        message: message, sequence: header.pointee.nlmsg_seq, flags: header.pointee.nlmsg_flags)
                 )
             }
             header = mnl_nlmsg_next(header, &remaining)
@@ -185,7 +186,9 @@ struct AttributeTable {
 
     init?(_ header: UnsafeMutablePointer<nlmsghdr>, offset: Int) {
         let end = UnsafeRawPointer(header) + Int(header.pointee.nlmsg_len)
-        guard let start = UnsafeRawPointer(mnl_nlmsg_get_payload_offset(header, offset)), start <= end else { return nil }
+        guard let start = UnsafeRawPointer(mnl_nlmsg_get_payload_offset(header, offset)), start <= end else {
+            return nil
+        }
         var collector = Collector(end: start, limit: end)
         let status = withUnsafeMutablePointer(to: &collector) { context in
             mnl_attr_parse(header, UInt32(offset), Self.collect, context)

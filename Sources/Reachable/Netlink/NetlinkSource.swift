@@ -78,10 +78,12 @@ final class NetlinkSource: @unchecked Sendable {
     /// Starts the thread. `publish` gets every derived path (the monitor drops repeats);
     /// `fail` is called once if the kernel connection breaks for good, and the thread ends.
     func start(publish: @escaping @Sendable (NetworkPath) -> Void, fail: @escaping @Sendable (String) -> Void) {
-        guard started.withLock({ wasStarted in
-            defer { wasStarted = true }
-            return !wasStarted
-        }) else { return }
+        guard
+            started.withLock({ wasStarted in
+                defer { wasStarted = true }
+                return !wasStarted
+            })
+        else { return }
         let thread = Thread { [self] in
             threadID.withLock { $0 = pthread_self() }
             run(publish: publish, fail: fail)
@@ -176,4 +178,3 @@ final class NetlinkSource: @unchecked Sendable {
         )
     }
 }
-

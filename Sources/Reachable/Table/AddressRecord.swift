@@ -13,7 +13,8 @@ public struct AddressRecord: Sendable, Equatable, Hashable {
     /// 4 or 16 bytes.
     public var bytes: [UInt8]
 
-    public init(interfaceIndex: Int32, family: UInt8, prefixLength: UInt8, flags: UInt32, scope: UInt8, bytes: [UInt8]) {
+    public init(interfaceIndex: Int32, family: UInt8, prefixLength: UInt8, flags: UInt32, scope: UInt8, bytes: [UInt8])
+    {
         self.interfaceIndex = interfaceIndex
         self.family = family
         self.prefixLength = prefixLength

@@ -70,7 +70,8 @@ final class HTTPDaemon: Sendable {
             let flags = MHD_USE_EPOLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
             guard let daemon = reachd_mhd_start(UInt32(flags), accessHandler, box, &options) else {
                 Unmanaged<HandlerBox>.fromOpaque(box).release()
-                throw StartFailure(description: "libmicrohttpd refused to start (check --max-connections and the file limit)")
+                throw StartFailure(
+                    description: "libmicrohttpd refused to start (check --max-connections and the file limit)")
             }
             phase = .running(Handle(daemon: daemon, handler: box))
         }
@@ -133,7 +134,8 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
     let verb = method.map { String(cString: $0) } ?? ""
     if context.pointee == nil {
         reachd_mhd_set_connection_timeout(connection, handler.connectionTimeout)
-        let isBodiless = reachd_mhd_request_header(connection, "Content-Length").map { String(cString: $0) == "0" } ?? true
+        let isBodiless =
+            reachd_mhd_request_header(connection, "Content-Length").map { String(cString: $0) == "0" } ?? true
         let hasChunkedBody = reachd_mhd_request_header(connection, "Transfer-Encoding") != nil
         if (verb == "GET" || verb == "HEAD") && isBodiless && !hasChunkedBody {
             context.pointee = awaitingAnswer

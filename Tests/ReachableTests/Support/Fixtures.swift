@@ -45,8 +45,10 @@ enum Messages {
     }
 
     /// A container's `eth0`: a veth that is up with carrier.
-    static func veth(index: Int32 = 2, name: String = "eth0", flags: UInt32 = LinkFlags.running,
-                     operState: UInt8 = UInt8(IF_OPER_UP)) -> [UInt8] {
+    static func veth(
+        index: Int32 = 2, name: String = "eth0", flags: UInt32 = LinkFlags.running,
+        operState: UInt8 = UInt8(IF_OPER_UP)
+    ) -> [UInt8] {
         MessageBuilder.link(index: index, name: name, flags: flags, operState: operState, kind: "veth")
     }
 
@@ -105,7 +107,8 @@ func lookup(
         Issue.record("lookup answer did not parse: \(envelopes)", sourceLocation: sourceLocation)
         return .notAsked
     }
-    return .route(type: route.type, outputInterface: route.outputInterfaces.first, preferredSource: route.preferredSource)
+    return .route(
+        type: route.type, outputInterface: route.outputInterfaces.first, preferredSource: route.preferredSource)
 }
 
 func ipv4Lookup(via interface: Int32?, source: String?, type: UInt8 = UInt8(RTN_UNICAST)) -> RouteLookup {

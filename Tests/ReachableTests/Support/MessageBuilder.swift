@@ -114,7 +114,9 @@ enum MessageBuilder {
                 put(header, type: UInt16(RTA_PREFSRC.rawValue), IPAddressText.parse(preferredSource)!)
             }
             if let gateway { put(header, type: UInt16(RTA_GATEWAY.rawValue), IPAddressText.parse(gateway)!) }
-            if let outputInterface { mnl_attr_put_u32(header, UInt16(RTA_OIF.rawValue), UInt32(bitPattern: outputInterface)) }
+            if let outputInterface {
+                mnl_attr_put_u32(header, UInt16(RTA_OIF.rawValue), UInt32(bitPattern: outputInterface))
+            }
             if !multipath.isEmpty {
                 put(header, type: UInt16(RTA_MULTIPATH.rawValue), nextHops(multipath))
             }
@@ -174,7 +176,8 @@ enum MessageBuilder {
             let gateway = IPAddressText.parse(hop.gateway)!
             let attributeLength = 4 + gateway.count
             let hopLength = MemoryLayout<rtnexthop>.size + ((attributeLength + 3) & ~3)
-            var header = rtnexthop(rtnh_len: UInt16(hopLength), rtnh_flags: 0, rtnh_hops: 0, rtnh_ifindex: hop.interface)
+            var header = rtnexthop(
+                rtnh_len: UInt16(hopLength), rtnh_flags: 0, rtnh_hops: 0, rtnh_ifindex: hop.interface)
             withUnsafeBytes(of: &header) { bytes += $0 }
             var attribute = nlattr(nla_len: UInt16(attributeLength), nla_type: UInt16(RTA_GATEWAY.rawValue))
             withUnsafeBytes(of: &attribute) { bytes += $0 }

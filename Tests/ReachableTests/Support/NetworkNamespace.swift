@@ -65,7 +65,9 @@ final class NetworkNamespace: Sendable {
         guard Self.setns(target, Self.cloneNewNet) == 0 else { throw NetlinkError("setns \(name)") }
         defer {
             // A pool thread left in a test namespace would poison every later test on it.
-            if Self.setns(original, Self.cloneNewNet) != 0 { fatalError("cannot return to the original network namespace") }
+            if Self.setns(original, Self.cloneNewNet) != 0 {
+                fatalError("cannot return to the original network namespace")
+            }
         }
         return try body()
     }
@@ -79,7 +81,11 @@ final class NetworkNamespace: Sendable {
 
     /// Namespaces that a crashed earlier run of these tests left behind (its pid is gone).
     private static func removeStaleNamespaces() {
-        guard staleCleanup.withLock({ done in defer { done = true }; return !done }) else { return }
+        guard
+            staleCleanup.withLock({ done in
+                defer { done = true }; return !done
+            })
+        else { return }
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/var/run/netns") else { return }
         for name in names {
             let parts = name.split(separator: "-")

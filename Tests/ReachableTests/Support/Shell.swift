@@ -3,7 +3,8 @@ import Foundation
 /// Runs commands (`ip`, mostly) without blocking a thread of Swift's concurrency pool.
 enum Shell {
     /// `ip` lives in /usr/sbin, /sbin or /bin depending on the distribution.
-    static let ip: String = ["/usr/sbin/ip", "/sbin/ip", "/bin/ip", "/usr/bin/ip"]
+    static let ip: String =
+        ["/usr/sbin/ip", "/sbin/ip", "/bin/ip", "/usr/bin/ip"]
         .first { FileManager.default.isExecutableFile(atPath: $0) } ?? "/sbin/ip"
 
     struct Output: Sendable {
@@ -49,6 +50,7 @@ enum Shell {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()  // read first: a full pipe would block it
         process.waitUntilExit()
         let returnedAt = ContinuousClock.now
-        return Output(status: process.terminationStatus, text: String(decoding: data, as: UTF8.self), returnedAt: returnedAt)
+        return Output(
+            status: process.terminationStatus, text: String(decoding: data, as: UTF8.self), returnedAt: returnedAt)
     }
 }
