@@ -162,6 +162,7 @@ def test_readyz_and_new_connections_during_shutdown(reachd_factory):
     clients = [SSEClient(server.port) for _ in range(200)]
     keep_alive = Conn.open(server.port)
     try:
+        assert keep_alive.get("/livez").status == 200
         for client in clients:
             client.next_event(timeout=2)
         assert keep_alive.get("/livez").status == 200
@@ -210,6 +211,8 @@ def test_refused_while_a_stuck_stream_holds_the_shutdown(veth, reachd_factory):
     watcher = SSEClient(server.port, ns=ns)
     keep_alive = Conn.open(server.port, ns=ns)
     try:
+        # A first request right away: a connection that never sends one may be closed early.
+        assert keep_alive.get("/livez").status == 200
         watcher.next_event(timeout=2)
         # Fill the stuck client's pipe with large documents.
         for round_number in range(100):

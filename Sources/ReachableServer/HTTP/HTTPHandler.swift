@@ -8,10 +8,17 @@ protocol HTTPHandler: AnyObject, Sendable {
     /// Queue a response for this request. `context` is the request's slot: whatever is stored
     /// there comes back in `completed`.
     func respond(
-        to connection: OpaquePointer, method: String, path: String,
+        to request: HTTPRequest, on connection: OpaquePointer,
         context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result
 
     /// The request ended (answered, or the client left); `context` is what `respond` stored.
     func completed(context: UnsafeMutableRawPointer)
+}
+
+/// The request line as libmicrohttpd parsed it (the path without its query string).
+struct HTTPRequest: Sendable, Equatable {
+    var method: String
+    var path: String
+    var version: String
 }

@@ -11,6 +11,9 @@ struct Problem: Sendable, Equatable {
     static let methodNotAllowed = Problem(
         status: 405, title: "Method Not Allowed", detail: "Only GET and HEAD are served."
     )
+    static let badRequestLine = Problem(
+        status: 400, title: "Bad Request", detail: "The request line is not method, path and HTTP/1.x."
+    )
     static let badMethod = Problem(
         status: 400, title: "Bad Request", detail: "The request method is not a valid HTTP token."
     )

@@ -24,12 +24,14 @@ final class RequestRouter: HTTPHandler {
     }
 
     func respond(
-        to connection: OpaquePointer, method: String, path: String,
+        to request: HTTPRequest, on connection: OpaquePointer,
         context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
-        switch Route(method: method, path: path) {
+        switch Route(request) {
         case .status:
             return snapshot.send(on: connection)
+        case .events where request.method == "HEAD":
+            return Response.send(connection, status: 200, body: [], headers: Self.eventStreamHeaders)
         case .events:
             return openStream(connection, context: context)
         case .liveness:
@@ -50,6 +52,11 @@ final class RequestRouter: HTTPHandler {
         hub.remove(stream)
     }
 
+    /// `X-Accel-Buffering: no` keeps nginx from buffering the stream.
+    static let eventStreamHeaders = [
+        ("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache"), ("X-Accel-Buffering", "no"),
+    ]
+
     private func sendHealth(_ connection: OpaquePointer, status: Int, body: [UInt8]) -> MHD_Result {
         Response.send(
             connection, status: status, body: body,
@@ -58,7 +65,8 @@ final class RequestRouter: HTTPHandler {
     }
 
     /// A chunked response of unknown length whose reader is the stream; each connection gets
-    /// its own response object, because the reader may suspend it.
+    /// its own response object, because the reader may suspend it. (HEAD gets an empty body
+    /// instead: libmicrohttpd 0.9.75 would still send the final chunk of a chunked HEAD answer.)
     private func openStream(
         _ connection: OpaquePointer, context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
@@ -74,9 +82,9 @@ final class RequestRouter: HTTPHandler {
             return MHD_Result.NO
         }
         defer { MHD_destroy_response(response) }
-        MHD_add_response_header(response, "Content-Type", "text/event-stream")
-        MHD_add_response_header(response, "Cache-Control", "no-cache")
-        MHD_add_response_header(response, "X-Accel-Buffering", "no")
+        for (name, value) in Self.eventStreamHeaders {
+            MHD_add_response_header(response, name, value)
+        }
         // The request slot keeps its own reference until libmicrohttpd reports completion.
         context.pointee = Unmanaged.passRetained(stream).toOpaque()
         return MHD_queue_response(connection, 200, response)

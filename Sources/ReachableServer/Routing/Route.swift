@@ -10,7 +10,17 @@ enum Route: Equatable, Sendable {
     /// Methods every resource here answers.
     static let allowedMethods = "GET, HEAD"
 
-    init(method: String, path: String) {
+    init(_ request: HTTPRequest) {
+        self.init(method: request.method, path: request.path, version: request.version)
+    }
+
+    init(method: String, path: String, version: String = "HTTP/1.1") {
+        // libmicrohttpd reads the request line as a C string: a NUL byte cuts it short and the
+        // version goes missing. Only what it frames completely is answered.
+        guard version == "HTTP/1.1" || version == "HTTP/1.0" else {
+            self = .problem(.badRequestLine)
+            return
+        }
         let resource: Route? =
             switch path {
             case "/status": .status

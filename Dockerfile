@@ -1,0 +1,71 @@
+# syntax=docker/dockerfile:1
+#
+# reachd: build with the official Swift image (Debian 12), run on debian:bookworm-slim.
+#   docker build -t reachd .
+#   docker run --rm -p 9478:9478 --stop-timeout 15 reachd
+# scripts/check-packaging.sh lints this file and checks that every library the release binary
+# links is installed by the runtime stage below or already in debian:bookworm-slim.
+
+# ---------------------------------------------------------------------------------------------
+FROM swift:6.3.1-bookworm AS build
+
+# The two C libraries reachd imports, and pkg-config to find them (Package.swift's system
+# library targets). Versions follow Debian 12's security updates rather than exact pins,
+# which would break the build whenever the archive replaces them (.hadolint.yaml: DL3008).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libmnl-dev pkg-config \
+    && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /src
+# Dependencies first, so source edits do not re-fetch them. Package.resolved is optional
+# (the glob matches nothing when it is absent).
+COPY Package.swift Package.resolve[d] ./
+RUN swift package resolve
+COPY Sources ./Sources
+COPY Tests ./Tests
+
+# The Swift runtime and Foundation are linked statically: the runtime image needs no Swift
+# toolchain, only libmicrohttpd12, libmnl0 and what debian:bookworm-slim already has.
+RUN swift build -c release --static-swift-stdlib --product reachd \
+    && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/reachd" /out/reachd \
+    && strip /out/reachd
+
+# ---------------------------------------------------------------------------------------------
+FROM debian:bookworm-slim
+
+# `ldd` of the release binary: libmicrohttpd.so.12 (libmicrohttpd12, which pulls in gnutls &
+# co., all in the base image already), libmnl.so.0 (libmnl0), libstdc++.so.6 (libstdc++6 —
+# present in bookworm-slim because apt depends on it, named here since reachd links it
+# directly), libgcc_s.so.1 (libgcc-s1) and libc/libm (libc6), which are in the base image.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libmnl0 libstdc++6 \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent \
+        --shell /usr/sbin/nologin reachd
+
+COPY --from=build /out/reachd /usr/local/bin/reachd
+
+# Numeric, so Kubernetes' runAsNonRoot can verify it without reading /etc/passwd.
+# No capabilities are needed: reading rtnetlink (link/address/route dumps, multicast change
+# notifications, RTM_GETROUTE lookups) is allowed to any user; NET_ADMIN is only for changing
+# the network, which reachd never does. Port 9478 is unprivileged.
+USER 10001:10001
+
+# Docker's default `docker stop` grace is 10 s; reachd's own default shutdown timeout is also
+# 10 s (plus about 1 s for its service group), so the image's default stays inside Docker's
+# grace period. Raise both together (`--stop-timeout`, REACHD_SHUTDOWN_TIMEOUT) if needed.
+ENV REACHD_SHUTDOWN_TIMEOUT=8
+
+EXPOSE 9478
+STOPSIGNAL SIGTERM
+
+# Liveness, not readiness. Docker acts on "unhealthy" only under an orchestrator: Swarm
+# replaces the task, and `restart: on-failure` never fires for it on a plain host. With
+# `check --ready` a host whose network is down would mark reachd unhealthy and Swarm would
+# kill it — exactly when its answers ("unreachable") matter most, and a restart cannot bring
+# the network back. Readiness belongs in a Kubernetes readinessProbe (/readyz), which only
+# takes the pod out of rotation. `reachd check` reads REACHD_HOST/REACHD_PORT like the server.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=5s --retries=3 \
+    CMD ["reachd", "check", "--live", "--timeout", "3"]
+
+ENTRYPOINT ["reachd"]

@@ -1,0 +1,920 @@
+#!/usr/bin/env python3
+"""reachd's benchmark suite: reachd side by side with its peers, in the same run.
+
+Called by bench/run.sh (which installs the peers, builds reachd and the C client); see
+bench/README.md for the method. Root only: every server runs in a network namespace this
+script creates and deletes. Traffic goes only to 127.0.0.1 inside those namespaces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import re
+import resource
+import select
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import nsutil  # noqa: E402
+import report  # noqa: E402
+from nsutil import Namespace, VethNet  # noqa: E402
+from servers import PORT, Nginx, Reachd, read_lines_until, versions  # noqa: E402
+
+FULL = dict(flaps=200, flap_blocks=4, fanout_ns=[1000, 5000, 10000], fanout_reps=5, changes=20,
+            client_procs=2, wrk_seconds=10, wrk_reps=4, wrk_threads1=True, idle_clients=1000, idle_seconds=60,
+            heartbeat_check_seconds=20, heartbeat_check_interval=5, startup_runs=20)
+QUICK = dict(flaps=50, flap_blocks=1, fanout_ns=[1000], fanout_reps=1, changes=20, client_procs=2,
+             wrk_seconds=5, wrk_reps=1, wrk_threads1=False, idle_clients=1000, idle_seconds=10, heartbeat_check_seconds=0,
+             heartbeat_check_interval=5, startup_runs=5)
+PHASES = ["startup", "latency", "throughput", "fanout", "idle"]
+NCHAN_BASE_SEQUENCE = 1000
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def pct(values: list[float], q: float) -> float | None:
+    """Nearest-rank percentile (q in 0..100) of `values`."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, min(len(ordered), int(round(q / 100 * len(ordered) + 0.5))))
+    return ordered[rank - 1]
+
+
+def summary(values: list[float]) -> dict:
+    if not values:
+        return {"n": 0}
+    return {"n": len(values), "p50": pct(values, 50), "p90": pct(values, 90), "p99": pct(values, 99),
+            "max": max(values), "min": min(values), "mean": statistics.fmean(values)}
+
+
+def median_of(runs: list[dict], *path: str) -> float | None:
+    values = []
+    for run in runs:
+        value = run
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, (int, float)):
+            values.append(value)
+    return statistics.median(values) if values else None
+
+
+class Budget:
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+# --------------------------------------------------------------------------- perf (optional)
+
+
+class Perf:
+    def __init__(self, enabled: bool, outdir: str) -> None:
+        self.enabled = enabled and shutil.which("perf") is not None
+        self.outdir = outdir
+
+    def start(self, pid: int, name: str) -> subprocess.Popen | None:
+        if not self.enabled:
+            return None
+        data = os.path.join(self.outdir, f"perf-{name}.data")
+        proc = subprocess.Popen(["perf", "record", "-F", "999", "-g", "-p", str(pid), "-o", data],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        nsutil.PROCESSES.append(proc)
+        time.sleep(0.5)
+        proc.name = name  # type: ignore[attr-defined]
+        return proc
+
+    def stop(self, proc: subprocess.Popen | None) -> None:
+        if proc is None:
+            return
+        nsutil.stop(proc, signal.SIGINT, timeout=20)
+        data = os.path.join(self.outdir, f"perf-{proc.name}.data")  # type: ignore[attr-defined]
+        with open(os.path.join(self.outdir, f"perf-{proc.name}.txt"), "w") as out:  # type: ignore[attr-defined]
+            for sort, limit in (("comm,dso", "0.5"), ("comm,dso,sym", "0.7")):
+                out.flush()
+                subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "--percent-limit", limit,
+                                "--sort", sort, "-g", "none"], stdout=out, stderr=subprocess.DEVNULL, timeout=120)
+        os.remove(data)
+        log(f"perf profile written to {out.name}")
+
+
+# --------------------------------------------------------------------------- start-up, footprint
+
+
+def phase_startup(ctx: dict, cfg: dict) -> dict:
+    net = VethNet()
+    try:
+        overhead = []
+        for _ in range(10):
+            t0 = time.monotonic_ns()
+            net.ns.exec_check("/bin/true")
+            overhead.append((time.monotonic_ns() - t0) / 1e6)
+        samples = []
+        for run in range(cfg["startup_runs"]):
+            port = 9000 + run
+            log_path = os.path.join(ctx["workdir"], f"startup-{run}.log")
+            with open(log_path, "wb") as logfile:
+                t0 = time.monotonic_ns()
+                proc = net.ns.popen(ctx["reachd"], "--host", "127.0.0.1", "--port", str(port), "--heartbeat", "3600",
+                                    stdout=logfile, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            elapsed = None
+            attempts = 0
+            with nsutil.inside(net.ns):
+                deadline = time.monotonic() + 10
+                while time.monotonic() < deadline and proc.poll() is None:
+                    attempts += 1
+                    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                    sock.settimeout(1)
+                    try:
+                        sock.connect(("127.0.0.1", port))
+                        sock.sendall(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                        head = sock.recv(64)
+                        if head.startswith(b"HTTP/1.1 200"):
+                            elapsed = (time.monotonic_ns() - t0) / 1e6
+                            break
+                    except OSError:
+                        pass
+                    finally:
+                        sock.close()
+                    time.sleep(0.0005)
+            samples.append(elapsed)
+            footprint = None
+            if run == cfg["startup_runs"] - 1 and elapsed is not None:
+                time.sleep(2)
+                pid = proc.pid
+                footprint = {k: nsutil.status_kib(pid, k) for k in ("VmRSS", "RssAnon", "RssFile", "VmHWM")}
+                footprint["threads"] = len(os.listdir(f"/proc/{pid}/task"))
+                ctx["footprint_rss"] = footprint
+            nsutil.stop(proc, timeout=15)
+        ok = [s for s in samples if s is not None]
+        binary = ctx["reachd"]
+        result = {
+            "runs": len(samples), "failed": len(samples) - len(ok), "ms": summary(ok), "samples_ms": samples,
+            "ip_netns_exec_overhead_ms": summary(overhead),
+            "footprint": {"idle_rss_kib": ctx.get("footprint_rss", {}).get("VmRSS"),
+                          "rss_detail_kib": ctx.get("footprint_rss"),
+                          "binary": binary, "binary_bytes": os.path.getsize(binary),
+                          "binary_stripped_bytes": stripped_size(binary, ctx["workdir"]),
+                          "swift_runtime_libraries": swift_libraries(binary),
+                          "binary_stripped": b".symtab" not in subprocess.run(
+                              ["readelf", "-S", binary], capture_output=True, timeout=30).stdout
+                          if shutil.which("readelf") else None},
+        }
+        log(f"start-up p50 {result['ms'].get('p50')} ms over {len(ok)} runs; idle RSS "
+            f"{result['footprint']['idle_rss_kib']} KiB; binary {result['footprint']['binary_bytes']} bytes")
+        return result
+    finally:
+        net.destroy()
+
+
+def swift_libraries(binary: str) -> dict:
+    """The Swift runtime libraries a dynamically linked build loads (ldd), and their total size."""
+    libs = {}
+    try:
+        out = subprocess.run(["ldd", binary], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    for line in out.splitlines():
+        m = re.match(r"\s*(\S+) => (\S+)", line)
+        if m and "swift" in m.group(2) and os.path.exists(m.group(2)):
+            libs[m.group(1)] = os.path.getsize(os.path.realpath(m.group(2)))
+    return {"count": len(libs), "bytes": sum(libs.values()), "libraries": libs}
+
+
+def stripped_size(binary: str, workdir: str) -> int | None:
+    """Size of a stripped copy (what a package would ship), if binutils' strip is here."""
+    if not shutil.which("strip"):
+        return None
+    copy = os.path.join(workdir, "reachd-stripped")
+    try:
+        subprocess.run(["strip", "-o", copy, binary], check=True, capture_output=True, timeout=120)
+        return os.path.getsize(copy)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    finally:
+        if os.path.exists(copy):
+            os.remove(copy)
+
+
+# --------------------------------------------------------------------------- change latency
+
+
+def phase_latency(ctx: dict, cfg: dict) -> dict:
+    net = VethNet()
+    server = mon = sse = rt = None
+    try:
+        server = Reachd(ctx["reachd"], net.ns, ctx["workdir"], heartbeat=3600)
+        server.wait_ready()
+        mon = net.ns.popen("ip", "-o", "monitor", "link", stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                           stdin=subprocess.DEVNULL)
+        with nsutil.inside(net.ns):
+            sse = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sse.settimeout(5)
+        sse.connect(("127.0.0.1", PORT))
+        sse.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        buf = b""
+        deadline = time.monotonic() + 5
+        while b"\n\n" not in buf.partition(b"data:")[2] and time.monotonic() < deadline:
+            buf += sse.recv(65536)
+        sse.setblocking(False)
+        mon_fd = mon.stdout.fileno()
+        os.set_blocking(mon_fd, False)
+        rt = nsutil.Rtnl(net.ns)
+        time.sleep(0.5)
+
+        def drain() -> tuple[int, int]:
+            extra_sse = extra_mon = 0
+            for _ in range(100):
+                ready, _, _ = select.select([sse, mon_fd], [], [], 0)
+                if not ready:
+                    break
+                for r in ready:
+                    if r is sse:
+                        extra_sse += sse.recv(65536).count(b"event: status")
+                    else:
+                        extra_mon += os.read(mon_fd, 65536).count(b"\n")
+            return extra_sse, extra_mon
+
+        # Warm-up: a few unmeasured flaps, then more than a second of quiet, so the kernel's
+        # linkwatch (which defers non-urgent carrier events to at most one run per second) starts
+        # from rest. Deferrals that still happen hit reachd and ip monitor alike; see "deferred".
+        for k in range(10):
+            rt.link_set(net.index, k % 2 == 1)
+            time.sleep(0.03)
+        time.sleep(1.2)
+        drain()
+        rows = []
+        transitions = 2 * cfg["flaps"]
+        for k in range(transitions):
+            up = k % 2 == 1
+            want = b"state UP" if up else b"state DOWN"
+            t_start = time.monotonic_ns()
+            rt.link_set(net.index, up)
+            t_ret = time.monotonic_ns()
+            got_sse = got_mon_first = got_mon_match = None
+            sse_buf = mon_buf = b""
+            op_state = None
+            deadline = t_ret + 3_000_000_000
+            while (got_sse is None or got_mon_match is None) and time.monotonic_ns() < deadline:
+                ready, _, _ = select.select([sse, mon_fd], [], [], 0.5)
+                now = time.monotonic_ns()
+                for r in ready:
+                    if r is sse:
+                        sse_buf += sse.recv(65536)
+                        if got_sse is None and b"\n\n" in sse_buf.partition(b"data:")[2]:
+                            got_sse = now
+                            m = re.search(rb'"operState":"(\w+)"', sse_buf)
+                            op_state = m.group(1).decode() if m else None
+                    else:
+                        mon_buf += os.read(mon_fd, 65536)
+                        lines = mon_buf.split(b"\n")[:-1]
+                        if lines and got_mon_first is None:
+                            got_mon_first = now
+                        if got_mon_match is None and any(want in line for line in lines):
+                            got_mon_match = now
+            time.sleep(random.uniform(0.02, 0.04))
+            extra_sse, extra_mon = drain()
+            rows.append({
+                "up": up, "call_ms": (t_ret - t_start) / 1e6,
+                "reachd_ms": None if got_sse is None else (got_sse - t_ret) / 1e6,
+                "monitor_ms": None if got_mon_match is None else (got_mon_match - t_ret) / 1e6,
+                "monitor_first_line_ms": None if got_mon_first is None else (got_mon_first - t_ret) / 1e6,
+                "reachd_operstate": op_state, "extra_reachd_events": extra_sse, "k": k,
+            })
+        blocks = []
+        per_block = max(1, len(rows) // cfg["flap_blocks"])
+        for b in range(cfg["flap_blocks"]):
+            chunk = rows[b * per_block:(b + 1) * per_block]
+            blocks.append({"reachd": summary([r["reachd_ms"] for r in chunk if r["reachd_ms"] is not None]),
+                           "monitor": summary([r["monitor_ms"] for r in chunk if r["monitor_ms"] is not None])})
+
+        def pooled(key: str, sel=lambda r: True) -> dict:
+            return summary([r[key] for r in rows if sel(r) and r[key] is not None])
+
+        result = {
+            "flaps": cfg["flaps"], "transitions": len(rows),
+            "reachd_missing": sum(1 for r in rows if r["reachd_ms"] is None),
+            "monitor_missing": sum(1 for r in rows if r["monitor_ms"] is None),
+            "reachd_extra_events": sum(r["extra_reachd_events"] for r in rows),
+            "wrong_operstate": sum(1 for r in rows if r["reachd_operstate"] != ("up" if r["up"] else "down")),
+            "reachd": pooled("reachd_ms"), "monitor": pooled("monitor_ms"),
+            "monitor_first_line": pooled("monitor_first_line_ms"), "call": pooled("call_ms"),
+            "reachd_down": pooled("reachd_ms", lambda r: not r["up"]), "reachd_up": pooled("reachd_ms", lambda r: r["up"]),
+            "monitor_down": pooled("monitor_ms", lambda r: not r["up"]), "monitor_up": pooled("monitor_ms", lambda r: r["up"]),
+            "reachd_minus_monitor": summary([r["reachd_ms"] - r["monitor_ms"] for r in rows
+                                             if r["reachd_ms"] is not None and r["monitor_ms"] is not None]),
+            "deferred_by_kernel": sum(1 for r in rows if (r["monitor_ms"] or 0) > 100),
+            "reachd_not_deferred": pooled("reachd_ms", lambda r: (r["monitor_ms"] or 0) <= 100),
+            "monitor_not_deferred": pooled("monitor_ms", lambda r: (r["monitor_ms"] or 0) <= 100),
+            "blocks": blocks, "samples": rows,
+            "block_median": {
+                "reachd_p50": median_of(blocks, "reachd", "p50"), "reachd_p99": median_of(blocks, "reachd", "p99"),
+                "monitor_p50": median_of(blocks, "monitor", "p50"), "monitor_p99": median_of(blocks, "monitor", "p99"),
+            },
+        }
+        log(f"change latency: reachd p50 {result['reachd'].get('p50'):.3f} p99 {result['reachd'].get('p99'):.3f} ms; "
+            f"ip monitor p50 {result['monitor'].get('p50'):.3f} p99 {result['monitor'].get('p99'):.3f} ms")
+        return result
+    finally:
+        if rt:
+            rt.close()
+        if sse:
+            sse.close()
+        if mon:
+            nsutil.stop(mon)
+        if server:
+            server.stop()
+        net.destroy()
+
+
+# --------------------------------------------------------------------------- /status throughput
+
+
+def parse_duration_ms(text: str) -> float:
+    m = re.match(r"([\d.]+)(us|ms|s|m)", text)
+    value, unit = float(m.group(1)), m.group(2)
+    return value * {"us": 1e-3, "ms": 1, "s": 1e3, "m": 60e3}[unit]
+
+
+def run_wrk(ns: Namespace, seconds: int, close: bool, server_pid: int) -> dict:
+    cmd = ["ip", "netns", "exec", ns.name, "wrk", "-t2", "-c64", f"-d{seconds}s", "--latency", "--timeout", "5s"]
+    if close:
+        cmd += ["-H", "Connection: close"]
+    cmd.append(f"http://127.0.0.1:{PORT}/status")
+    cpu0 = nsutil.cpu_ns(server_pid)
+    kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    nsutil.PROCESSES.append(proc)
+    try:
+        out, _ = proc.communicate(timeout=seconds + 30)
+    except subprocess.TimeoutExpired:
+        nsutil.stop(proc, signal.SIGKILL)
+        raise
+    nsutil.PROCESSES.remove(proc)
+    server_cpu = (nsutil.cpu_ns(server_pid) - cpu0) / 1e9
+    kids1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wrk_cpu = (kids1.ru_utime + kids1.ru_stime) - (kids0.ru_utime + kids0.ru_stime)
+    text = out.decode(errors="replace")
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", text)
+    lat = {q: parse_duration_ms(v) for q, v in re.findall(r"^\s+(50|75|90|99)%\s+(\S+)", text, re.M)}
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", text)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
+    return {
+        "rps": float(rps.group(1)) if rps else None,
+        "p50_ms": lat.get("50"), "p90_ms": lat.get("90"), "p99_ms": lat.get("99"),
+        "socket_errors": sum(int(x) for x in errors.groups()) if errors else 0,
+        "non_2xx": int(non2xx.group(1)) if non2xx else 0,
+        "server_cpu_s": server_cpu, "wrk_cpu_s": wrk_cpu, "seconds": seconds,
+        "raw": text if not rps else None,
+    }
+
+
+def phase_throughput(ctx: dict, cfg: dict, budget: Budget, perf: Perf) -> dict:
+    net = VethNet()
+    net1 = VethNet() if cfg["wrk_threads1"] else None
+    nginx_ns = Namespace()
+    reachd = reachd1 = nginx = None
+    try:
+        reachd = Reachd(ctx["reachd"], net.ns, ctx["workdir"], heartbeat=3600)
+        reachd.wait_ready()
+        body = reachd.status_doc()
+        nginx = Nginx(nginx_ns, ctx["workdir"], static_body=body)
+        nginx.wait_ready()
+        servers = {"reachd": (reachd, net.ns), "nginx": (nginx, nginx_ns)}
+        if net1:
+            # A diagnostic variant, not the target: reachd with one HTTP thread, like nginx's one
+            # worker, so that wrk's two threads and the server do not oversubscribe two cores.
+            reachd1 = Reachd(ctx["reachd"], net1.ns, ctx["workdir"], heartbeat=3600, extra=["--threads", "1"])
+            reachd1.wait_ready()
+            servers["reachd-threads-1"] = (reachd1, net1.ns)
+        runs: dict = {mode: {name: [] for name in servers} for mode in ("keepalive", "close")}
+        for rep in range(cfg["wrk_reps"]):
+            if rep > 0 and budget.left() < 2 * len(servers) * (cfg["wrk_seconds"] + 2) + ctx["reserve"]:
+                log(f"throughput: time budget reached, stopping after {rep} repetitions")
+                break
+            order = list(servers) if rep % 2 == 0 else list(reversed(servers))
+            for mode in ("keepalive", "close"):
+                for name in order:
+                    server, ns = servers[name]
+                    prof = perf.start(server.measured_pid, f"wrk-{mode}") if (rep == 0 and name == "reachd") else None
+                    result = run_wrk(ns, cfg["wrk_seconds"], mode == "close", server.measured_pid)
+                    perf.stop(prof)
+                    result["rep"] = rep
+                    runs[mode][name].append(result)
+                    log(f"wrk {mode:9} {name:16} rep {rep}: {result['rps']} req/s, p99 {result['p99_ms']} ms, "
+                        f"server CPU {result['server_cpu_s']:.2f} s, wrk CPU {result['wrk_cpu_s']:.2f} s")
+                    time.sleep(1)
+        out = {"body_bytes": len(body), "wrk": "2 threads, 64 connections", "seconds": cfg["wrk_seconds"], "runs": runs}
+        for mode in runs:
+            r, n = runs[mode]["reachd"], runs[mode]["nginx"]
+            r1 = runs[mode].get("reachd-threads-1", [])
+            out[mode + "_threads_1"] = {
+                "reachd_rps": median_of(r1, "rps"), "reachd_p99_ms": median_of(r1, "p99_ms"),
+                "rps_ratio": statistics.median([a["rps"] / b["rps"] for a, b in zip(r1, n) if a["rps"] and b["rps"]])
+                if r1 and n else None,
+                "p99_ratio": statistics.median([a["p99_ms"] / b["p99_ms"] for a, b in zip(r1, n)
+                                                if a["p99_ms"] and b["p99_ms"]]) if r1 and n else None,
+            }
+            out[mode] = {
+                "reachd_rps": median_of(r, "rps"), "nginx_rps": median_of(n, "rps"),
+                "reachd_p99_ms": median_of(r, "p99_ms"), "nginx_p99_ms": median_of(n, "p99_ms"),
+                "reachd_p50_ms": median_of(r, "p50_ms"), "nginx_p50_ms": median_of(n, "p50_ms"),
+                "reps": len(r), "errors_reachd": sum(x["socket_errors"] + x["non_2xx"] for x in r),
+                "errors_nginx": sum(x["socket_errors"] + x["non_2xx"] for x in n),
+                # Per repetition, reachd over the nginx run next to it: the median of same-run ratios.
+                "rps_ratio": statistics.median([a["rps"] / b["rps"] for a, b in zip(r, n) if a["rps"] and b["rps"]])
+                if r and n else None,
+                "p99_ratio": statistics.median([a["p99_ms"] / b["p99_ms"] for a, b in zip(r, n)
+                                                if a["p99_ms"] and b["p99_ms"]]) if r and n else None,
+            }
+        return out
+    finally:
+        for server in (reachd, reachd1, nginx):
+            if server:
+                server.stop()
+        net.destroy()
+        if net1:
+            net1.destroy()
+        nginx_ns.destroy()
+
+
+# --------------------------------------------------------------------------- fan-out and memory
+
+
+def spawn_clients(ctx: dict, ns: Namespace, total: int, procs: int, tag: str, max_seconds: float) -> list[dict]:
+    clients = []
+    per = [total // procs + (1 if i < total % procs else 0) for i in range(procs)]
+    for i, n in enumerate(per):
+        if n == 0:
+            continue
+        out = os.path.join(ctx["workdir"], f"clients-{tag}-{i}.txt")
+        err = open(os.path.join(ctx["workdir"], f"clients-{tag}-{i}.err"), "ab")
+        proc = ns.popen(ctx["client"], "-p", str(PORT), "-n", str(n), "-i", "256", "-t", str(int(max_seconds)),
+                        "-o", out, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
+        clients.append({"proc": proc, "out": out, "err": err, "n": n})
+    return clients
+
+
+def wait_clients_ready(clients: list[dict], buffers: dict, timeout: float) -> tuple[int, int]:
+    procs = [c["proc"] for c in clients]
+
+    def ready(b: dict) -> bool:
+        return all(any(line.startswith("ready ") for line in b.get(p.pid, [])) for p in procs)
+
+    read_lines_until(procs, buffers, ready, timeout)
+    ok = failed = 0
+    for p, c in zip(procs, clients):
+        line = next((line for line in buffers.get(p.pid, []) if line.startswith("ready ")), None)
+        if line:
+            ok += int(line.split()[1])
+            failed += int(line.split()[2])
+        else:
+            failed += c["n"]
+    return ok, failed
+
+
+def finish_clients(clients: list[dict], buffers: dict) -> list[dict]:
+    summaries = []
+    for c in clients:
+        with_suppress_pipe(lambda: (c["proc"].stdin.write(b"quit\n"), c["proc"].stdin.flush()))
+    procs = [c["proc"] for c in clients]
+
+    def done(b: dict) -> bool:
+        return all(any(line.startswith("summary ") for line in b.get(p.pid, [])) for p in procs)
+
+    read_lines_until(procs, buffers, done, 60)
+    for c in clients:
+        line = next((line for line in buffers.get(c["proc"].pid, []) if line.startswith("summary ")), "")
+        fields = dict(kv.split("=", 1) for kv in line.split()[1:]) if line else {}
+        summaries.append(fields)
+        nsutil.stop(c["proc"], timeout=10)
+        c["err"].close()
+    return summaries
+
+
+def with_suppress_pipe(fn) -> None:
+    try:
+        fn()
+    except (BrokenPipeError, OSError):
+        pass
+
+
+def load_records(paths: list[str], offsets: list[int]) -> list[tuple[int, int, int, int]]:
+    rows = []
+    for path, offset in zip(paths, offsets):
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for line in f:
+                conn, seq, user, kern = line.split()
+                rows.append((int(conn) + offset, int(seq), int(user), int(kern)))
+    return rows
+
+
+def fanout_run(ctx: dict, cfg: dict, kind: str, n: int, rep: int, perf: Perf) -> dict:
+    net = ns = server = None
+    clients: list[dict] = []
+    buffers: dict = {}
+    try:
+        if kind == "reachd":
+            net = VethNet()
+            ns = net.ns
+            server = Reachd(ctx["reachd"], ns, ctx["workdir"], heartbeat=3600, max_connections=n + 2000)
+        else:
+            ns = Namespace()
+            server = Nginx(ns, ctx["workdir"], nchan=True)
+        server.wait_ready()
+        if kind == "nchan":
+            server.publish(nchan_doc(ctx, 0))
+        pid = server.measured_pid
+        time.sleep(0.5)
+        rss0 = nsutil.status_kib(pid)
+        t_connect = time.monotonic()
+        clients = spawn_clients(ctx, ns, n, cfg["client_procs"], f"{kind}-{n}-{rep}", max_seconds=240)
+        ok, failed = wait_clients_ready(clients, buffers, timeout=120)
+        connect_s = time.monotonic() - t_connect
+        time.sleep(1.0)
+        rss1 = nsutil.status_kib(pid)
+        server_cpu0 = nsutil.cpu_ns(pid)
+        client_cpu0 = sum(nsutil.cpu_ns(c["proc"].pid) for c in clients)
+        t_phase0 = time.monotonic_ns()
+        triggers = {}
+        rt = nsutil.Rtnl(ns) if kind == "reachd" else None
+        seq0 = server.sequence() if kind == "reachd" else NCHAN_BASE_SEQUENCE
+        if kind == "reachd" and "doc_without" not in ctx:
+            ctx["doc_without"] = server.status_doc()
+        timeouts = 0
+        prof = perf.start(pid, f"fanout-{kind}-{n}") if rep == 0 and n == max(cfg["fanout_ns"]) and kind == "reachd" else None
+        for i in range(1, cfg["changes"] + 1):
+            expected = seq0 + i
+            if kind == "reachd":
+                t_start, t_start_real = time.monotonic_ns(), time.time_ns()
+                rt.addr(i % 2 == 1, net.index, f"{net.subnet}.100", 32)
+                t_ret, t_ret_real = time.monotonic_ns(), time.time_ns()
+            else:
+                t_start, t_start_real, t_ret, t_ret_real = server.publish(nchan_doc(ctx, i))
+            trig = triggers[expected] = {"start": t_start, "start_real": t_start_real, "ret": t_ret,
+                                         "ret_real": t_ret_real}
+            procs = [c["proc"] for c in clients]
+            complete = read_lines_until(
+                procs, buffers,
+                lambda b: all(f"done {expected}" in b.get(p.pid, []) for p in procs), timeout=5)
+            trig["done"] = time.monotonic_ns()
+            if not complete:
+                timeouts += 1
+            if kind == "reachd" and i == 1 and "doc_with" not in ctx:
+                ctx["doc_with"] = server.status_doc()
+            time.sleep(random.uniform(0.08, 0.12))
+        perf.stop(prof)
+        phase_s = (time.monotonic_ns() - t_phase0) / 1e9
+        server_cpu = (nsutil.cpu_ns(pid) - server_cpu0) / 1e9
+        client_cpu = (sum(nsutil.cpu_ns(c["proc"].pid) for c in clients) - client_cpu0) / 1e9
+        rss2 = nsutil.status_kib(pid)
+        final_seq = server.sequence() if kind == "reachd" else None
+        if rt:
+            rt.close()
+        summaries = finish_clients(clients, buffers)
+        offsets, acc = [], 0
+        for c in clients:
+            offsets.append(acc)
+            acc += c["n"]
+        rows = load_records([c["out"] for c in clients], offsets)
+        lat_user, lat_kern, lat_ret = [], [], []
+        got: dict[int, set] = {}
+        first_seen = set()
+        for conn, seq, user, kern in rows:
+            first_seen.add(conn)
+            trig = triggers.get(seq)
+            if trig is None:
+                continue
+            got.setdefault(conn, set()).add(seq)
+            lat_user.append((user - trig["start"]) / 1e6)
+            lat_ret.append((user - trig["ret"]) / 1e6)
+            if kern:
+                lat_kern.append((kern - trig["start_real"]) / 1e6)
+        expected_set = set(triggers)
+        missed_clients = sum(1 for conn in first_seen if not expected_set <= got.get(conn, set()))
+        missed_deliveries = sum(len(expected_set - got.get(conn, set())) for conn in first_seen)
+        per_change_last = [(t["done"] - t["start"]) / 1e6 for t in triggers.values()]
+        result = {
+            "server": kind, "n": n, "rep": rep, "clients_ok": ok, "clients_failed": failed, "connect_s": connect_s,
+            "changes": len(triggers), "change_timeouts": timeouts,
+            "missed_clients": missed_clients + failed, "missed_deliveries": missed_deliveries,
+            "latency_ms": summary(lat_user), "latency_kernel_rx_ms": summary(lat_kern),
+            "latency_from_trigger_return_ms": summary(lat_ret),
+            "all_clients_done_ms": summary(per_change_last),
+            "trigger_call_ms": summary([(t["ret"] - t["start"]) / 1e6 for t in triggers.values()]),
+            "rss_kib": {"before": rss0, "idle_clients": rss1, "after_changes": rss2},
+            "kib_per_stream": (rss1 - rss0) / ok if ok else None,
+            "server_cpu_s": server_cpu, "client_cpu_s": client_cpu, "change_phase_s": phase_s,
+            "client_cpu_pct_of_core": 100 * client_cpu / phase_s if phase_s else None,
+            "server_cpu_pct_of_core": 100 * server_cpu / phase_s if phase_s else None,
+            "client_summaries": summaries,
+        }
+        if final_seq is not None:
+            result["sequence_drift"] = final_seq - (seq0 + cfg["changes"])
+        lat = result["latency_ms"]
+        log(f"fan-out {kind:6} N={n:5} rep {rep}: ok {ok} failed {failed} missed {result['missed_clients']}, "
+            f"p50 {lat.get('p50', float('nan')):.2f} p99 {lat.get('p99', float('nan')):.2f} ms, "
+            f"{result['kib_per_stream'] or 0:.2f} KiB/stream, server CPU {server_cpu:.2f}s, client CPU {client_cpu:.2f}s")
+        return result
+    finally:
+        for c in clients:
+            nsutil.stop(c["proc"], signal.SIGKILL, timeout=5)
+            if not c["err"].closed:
+                c["err"].close()
+            for path in (c["out"],):
+                if os.path.exists(path):
+                    os.remove(path)
+        if server:
+            server.stop()
+        if net:
+            net.destroy()
+        elif ns:
+            ns.destroy()
+
+
+def nchan_doc(ctx: dict, i: int) -> bytes:
+    """What nchan publishes for change i: reachd's own document bytes (with or without the
+    toggled address, as reachd sent them) with the sequence the clients identify events by."""
+    doc = ctx["doc_with"] if i % 2 == 1 else ctx["doc_without"]
+    return re.sub(rb'"sequence":\d+', b'"sequence":%d' % (NCHAN_BASE_SEQUENCE + i), doc)
+
+
+def phase_fanout(ctx: dict, cfg: dict, budget: Budget, perf: Perf) -> dict:
+    runs = []
+    seconds_per_run = {1000: 5, 5000: 7, 10000: 10}
+    for n in cfg["fanout_ns"]:
+        for rep in range(cfg["fanout_reps"]):
+            # This repetition, and one of every larger N still to come.
+            need = 2 * seconds_per_run.get(n, 12) + sum(2 * seconds_per_run.get(m, 12) for m in cfg["fanout_ns"] if m > n)
+            if rep > 0 and budget.left() < need + ctx["reserve"]:
+                log(f"fan-out N={n}: time budget reached, stopping after {rep} repetitions")
+                break
+            order = ["reachd", "nchan"] if rep % 2 == 0 else ["nchan", "reachd"]
+            if "doc_with" not in ctx:
+                order = ["reachd", "nchan"]
+            for kind in order:
+                runs.append(fanout_run(ctx, cfg, kind, n, rep, perf))
+    out: dict = {"runs": runs, "by_n": {}}
+    for n in cfg["fanout_ns"]:
+        r = [x for x in runs if x["n"] == n and x["server"] == "reachd"]
+        c = [x for x in runs if x["n"] == n and x["server"] == "nchan"]
+        pairs = [(a, b) for a in r for b in c if a["rep"] == b["rep"]]
+        out["by_n"][str(n)] = {
+            "reps": len(r),
+            "reachd_p50_ms": median_of(r, "latency_ms", "p50"), "nchan_p50_ms": median_of(c, "latency_ms", "p50"),
+            "reachd_p99_ms": median_of(r, "latency_ms", "p99"), "nchan_p99_ms": median_of(c, "latency_ms", "p99"),
+            "reachd_max_ms": median_of(r, "latency_ms", "max"), "nchan_max_ms": median_of(c, "latency_ms", "max"),
+            "reachd_p99_kernel_rx_ms": median_of(r, "latency_kernel_rx_ms", "p99"),
+            "nchan_p99_kernel_rx_ms": median_of(c, "latency_kernel_rx_ms", "p99"),
+            "reachd_p99_from_return_ms": median_of(r, "latency_from_trigger_return_ms", "p99"),
+            "nchan_p99_from_return_ms": median_of(c, "latency_from_trigger_return_ms", "p99"),
+            "reachd_trigger_call_ms": median_of(r, "trigger_call_ms", "p50"),
+            "nchan_trigger_call_ms": median_of(c, "trigger_call_ms", "p50"),
+            "p99_ratio": statistics.median([a["latency_ms"]["p99"] / b["latency_ms"]["p99"] for a, b in pairs
+                                            if a["latency_ms"].get("p99") and b["latency_ms"].get("p99")])
+            if pairs else None,
+            "reachd_missed_clients": sum(x["missed_clients"] for x in r),
+            "nchan_missed_clients": sum(x["missed_clients"] for x in c),
+            "reachd_kib_per_stream": median_of(r, "kib_per_stream"), "nchan_kib_per_stream": median_of(c, "kib_per_stream"),
+            "reachd_server_cpu_s": median_of(r, "server_cpu_s"), "nchan_server_cpu_s": median_of(c, "server_cpu_s"),
+            "reachd_client_cpu_s": median_of(r, "client_cpu_s"), "nchan_client_cpu_s": median_of(c, "client_cpu_s"),
+            "reachd_client_cpu_pct": median_of(r, "client_cpu_pct_of_core"),
+            "nchan_client_cpu_pct": median_of(c, "client_cpu_pct_of_core"),
+        }
+    return out
+
+
+# --------------------------------------------------------------------------- idle cost
+
+
+def idle_window(ctx: dict, heartbeat: float, clients_n: int, seconds: float, label: str) -> dict:
+    net = VethNet()
+    server = None
+    clients: list[dict] = []
+    buffers: dict = {}
+    try:
+        server = Reachd(ctx["reachd"], net.ns, ctx["workdir"], heartbeat=heartbeat)
+        server.wait_ready()
+        clients = spawn_clients(ctx, net.ns, clients_n, 1, f"idle-{label}", max_seconds=seconds + 120)
+        ok, failed = wait_clients_ready(clients, buffers, timeout=60)
+        time.sleep(2)
+        before = nsutil.threads(server.pid)
+        client_cpu0 = nsutil.cpu_ns(clients[0]["proc"].pid)
+        t0 = time.monotonic()
+        time.sleep(seconds)
+        wall = time.monotonic() - t0
+        after = nsutil.threads(server.pid)
+        client_cpu = (nsutil.cpu_ns(clients[0]["proc"].pid) - client_cpu0) / 1e9
+        per_thread = {}
+        for tid, a in after.items():
+            b = before.get(tid, {"cpu_ns": 0, "voluntary": 0, "involuntary": 0})
+            d = {"comm": a["comm"], "cpu_ms": (a["cpu_ns"] - b["cpu_ns"]) / 1e6,
+                 "wakeups": (a["voluntary"] - b["voluntary"]) + (a["involuntary"] - b["involuntary"])}
+            if d["cpu_ms"] or d["wakeups"]:
+                per_thread[str(tid)] = d
+        cpu_s = sum(t["cpu_ms"] for t in per_thread.values()) / 1e3
+        wakeups = sum(t["wakeups"] for t in per_thread.values())
+        summaries = finish_clients(clients, buffers)
+        heartbeats = sum(int(s.get("heartbeats", 0)) for s in summaries)
+        events = sum(int(s.get("events", 0)) for s in summaries)
+        result = {
+            "heartbeat_s": heartbeat, "clients_ok": ok, "clients_failed": failed, "seconds": wall,
+            "cpu_s": cpu_s, "cpu_pct_of_core": 100 * cpu_s / wall, "wakeups": wakeups,
+            "wakeups_per_s": wakeups / wall, "threads_total": len(after), "threads_active": per_thread,
+            "heartbeats_received": heartbeats, "events_received": events, "client_cpu_s": client_cpu,
+        }
+        log(f"idle {label}: {ok} streams, {wall:.0f}s: CPU {cpu_s * 1e3:.1f} ms ({result['cpu_pct_of_core']:.4f} % "
+            f"of a core), {wakeups} wake-ups, {heartbeats} heartbeats received")
+        return result
+    finally:
+        for c in clients:
+            nsutil.stop(c["proc"], signal.SIGKILL, timeout=5)
+            if not c["err"].closed:
+                c["err"].close()
+            if os.path.exists(c["out"]):
+                os.remove(c["out"])
+        if server:
+            server.stop()
+        net.destroy()
+
+
+def phase_idle(ctx: dict, cfg: dict, budget: Budget) -> dict:
+    out = {"quiet": idle_window(ctx, 3600, cfg["idle_clients"], cfg["idle_seconds"], "quiet")}
+    if cfg["heartbeat_check_seconds"] and budget.left() > cfg["heartbeat_check_seconds"] + 20 + ctx["reserve"]:
+        out["heartbeats"] = idle_window(ctx, cfg["heartbeat_check_interval"], cfg["idle_clients"],
+                                        cfg["heartbeat_check_seconds"], "heartbeat")
+    return out
+
+
+# --------------------------------------------------------------------------- machine
+
+
+def cpu_jiffies() -> tuple[int, int]:
+    """(busy, total) jiffies of the whole machine, from /proc/stat."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    return sum(fields) - idle, sum(fields)
+
+
+def machine() -> dict:
+    info = {"kernel": platform.release(), "cores": os.cpu_count(), "python": platform.python_version()}
+    try:
+        with open("/proc/cpuinfo") as f:
+            info["cpu"] = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "?")
+        with open("/proc/meminfo") as f:
+            info["memory_gib"] = round(int(f.readline().split()[1]) / 1024 / 1024, 1)
+        with open("/etc/os-release") as f:
+            info["os"] = next((line.split("=", 1)[1].strip().strip('"') for line in f
+                               if line.startswith("PRETTY_NAME=")), "?")
+        with open("/proc/loadavg") as f:
+            info["loadavg_at_start"] = f.read().split()[:3]
+    except OSError:
+        pass
+    info["hypervisor"] = "yes" if "hypervisor" in open("/proc/cpuinfo").read() else "not reported"
+    return info
+
+
+# --------------------------------------------------------------------------- main
+
+
+def estimate(phase: str, cfg: dict) -> float:
+    """Seconds a phase takes on this machine at its smallest (one repetition), for the budget."""
+    if phase == "startup":
+        return 5 + 0.3 * cfg["startup_runs"]
+    if phase == "latency":
+        return 8 + 0.06 * cfg["flaps"]
+    if phase == "throughput":
+        return 2 * (3 if cfg["wrk_threads1"] else 2) * (cfg["wrk_seconds"] + 2) + 5
+    if phase == "fanout":
+        return sum(2 * {1000: 5, 5000: 7, 10000: 10}.get(n, 12) for n in cfg["fanout_ns"])
+    if phase == "idle":
+        return cfg["idle_seconds"] + cfg["heartbeat_check_seconds"] + 20
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--reachd", required=True, help="release reachd binary")
+    parser.add_argument("--client", required=True, help="compiled bench/sseclient.c")
+    parser.add_argument("--quick", action="store_true", help="reduced smoke run (N=1000, 50 flaps, 10 s idle)")
+    parser.add_argument("--only", default="", help=f"comma-separated phases of {','.join(PHASES)}")
+    parser.add_argument("--results", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
+    parser.add_argument("--markdown", default=None, help="where to write the Markdown report")
+    parser.add_argument("--budget", type=float, default=float(os.environ.get("REACHD_BENCH_BUDGET", 780)),
+                        help="seconds this script may take; repetitions are dropped to fit")
+    parser.add_argument("--build-seconds", type=float, default=None)
+    parser.add_argument("--perf", action="store_true", help="perf-profile reachd in one fan-out and one wrk run")
+    parser.add_argument("--fanout-ns", default="", help="override the fan-out client counts, e.g. 10000")
+    parser.add_argument("--reps", type=int, default=0, help="override fan-out and wrk repetitions")
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print("bench: needs root (network namespaces)", file=sys.stderr)
+        return 1
+
+    def on_signal(signum, _frame):
+        raise SystemExit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+
+    cfg = dict(QUICK if args.quick else FULL)
+    if args.fanout_ns:
+        cfg["fanout_ns"] = [int(x) for x in args.fanout_ns.split(",")]
+    if args.reps:
+        cfg["fanout_reps"] = cfg["wrk_reps"] = args.reps
+    phases = [p for p in args.only.split(",") if p] or PHASES
+    os.makedirs(args.results, exist_ok=True)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 200000), max(hard, 200000)))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if nofile < max(cfg["fanout_ns"]) + 2100:
+        log(f"warning: open-file limit {nofile} is below what {max(cfg['fanout_ns'])} clients need")
+    workdir = tempfile.mkdtemp(prefix="reachd-bench-")
+    os.chmod(workdir, 0o755)  # nginx's worker (user nobody) reads the static file from here
+    ctx = {"reachd": os.path.abspath(args.reachd), "client": os.path.abspath(args.client), "workdir": workdir,
+           "reserve": 10}
+    budget = Budget(args.budget)
+    perf = Perf(args.perf, args.results)
+    started = time.time()
+    t0 = time.monotonic()
+    results: dict = {
+        "mode": "quick" if args.quick else "full", "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "config": cfg, "machine": machine(), "versions": versions(), "phases": {},
+        "note": "noisy shared 2-core VM: server, peers and clients share both cores; figures are medians of "
+                "repetitions, peers run in the same invocation, alternating order",
+        "profiled": perf.enabled,
+    }
+    log(f"mode {results['mode']}, phases {','.join(phases)}, budget {args.budget:.0f}s, workdir {workdir}")
+    busy0, total0 = cpu_jiffies()
+    status = 0
+    try:
+        for index, phase in enumerate(phases):
+            # Time the later phases need, kept back when this one decides how many repetitions fit.
+            ctx["reserve"] = 10 + sum(estimate(p, cfg) for p in phases[index + 1:])
+            pt = time.monotonic()
+            log(f"phase {phase}")
+            try:
+                if phase == "startup":
+                    results["phases"]["startup"] = phase_startup(ctx, cfg)
+                elif phase == "latency":
+                    results["phases"]["latency"] = phase_latency(ctx, cfg)
+                elif phase == "throughput":
+                    results["phases"]["throughput"] = phase_throughput(ctx, cfg, budget, perf)
+                elif phase == "fanout":
+                    results["phases"]["fanout"] = phase_fanout(ctx, cfg, budget, perf)
+                elif phase == "idle":
+                    results["phases"]["idle"] = phase_idle(ctx, cfg, budget)
+            except SystemExit:
+                raise
+            except Exception as error:  # noqa: BLE001 - recorded, the other phases still run
+                import traceback
+                traceback.print_exc()
+                results["phases"][phase] = {"error": f"{type(error).__name__}: {error}"}
+                status = 1
+            results.setdefault("phase_seconds", {})[phase] = round(time.monotonic() - pt, 1)
+    finally:
+        nsutil.cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
+    results["bench_seconds"] = round(time.monotonic() - t0, 1)
+    busy1, total1 = cpu_jiffies()
+    with open("/proc/loadavg") as f:
+        results["machine"]["loadavg_at_end"] = f.read().split()[:3]
+    results["machine"]["cpu_busy_pct_during_run"] = round(100 * (busy1 - busy0) / max(1, total1 - total0), 1)
+    results["build_seconds"] = args.build_seconds
+    results["verdicts"] = report.verdicts(results)
+    name = "quick" if args.quick else "partial" if (args.only or args.fanout_ns or args.reps) else "latest"
+    json_path = os.path.join(args.results, f"{name}.json")
+    with open(json_path, "w") as f:
+        json.dump(results, f, indent=1)
+    md_path = args.markdown or os.path.join(args.results, f"{name}.md")
+    with open(md_path, "w") as f:
+        f.write(report.markdown(results))
+    log(f"wrote {json_path} and {md_path} in {results['bench_seconds']:.0f}s")
+    print(report.table(results))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,359 @@
+"""Turns bench.py's results into verdicts against the issue's targets and a Markdown report."""
+
+from __future__ import annotations
+
+
+def _get(d: dict, *path, default=None):
+    for key in path:
+        if not isinstance(d, dict) or key not in d:
+            return default
+        d = d[key]
+    return d
+
+
+def ms(v) -> str:
+    if v is None:
+        return "—"
+    return f"{v:.3f} ms" if abs(v) < 1 else f"{v:.2f} ms" if abs(v) < 100 else f"{v:.0f} ms"
+
+
+def num(v, fmt="{:,.0f}") -> str:
+    return "—" if v is None else fmt.format(v)
+
+
+def ratio(a, b) -> str:
+    return "—" if a is None or not b else f"{a / b:.2f}"
+
+
+def verdict(met: bool | None, detail: str) -> str:
+    if met is None:
+        return "not measured"
+    return ("**met**" if met else "**missed**") + (f" ({detail})" if detail else "")
+
+
+def verdicts(r: dict) -> list[dict]:
+    """One row per target: what, reachd's value, the peer's, ratio, target, met."""
+    rows: list[dict] = []
+    ph = r.get("phases", {})
+
+    def add(what, value, peer, peer_name, rat, target, met, detail=""):
+        rows.append({"what": what, "reachd": value, "peer": peer, "peer_name": peer_name, "ratio": rat,
+                     "target": target, "met": met, "detail": detail})
+
+    lat = ph.get("latency", {})
+    if "reachd" in lat:
+        p50, p99 = _get(lat, "reachd", "p50"), _get(lat, "reachd", "p99")
+        m50, m99 = _get(lat, "monitor", "p50"), _get(lat, "monitor", "p99")
+        add(f"change latency p50 ({lat['flaps']} flaps, {lat['transitions']} transitions)", ms(p50),
+            ms(m50), "`ip monitor link`", ratio(p50, m50), "≤ 1 ms",
+            p50 is not None and p50 <= 1, f"{abs(1 - p50):.3f} ms {'to spare' if p50 <= 1 else 'over'}")
+        add("change latency p99", ms(p99), ms(m99), "`ip monitor link`", ratio(p99, m99), "≤ 5 ms",
+            p99 is not None and p99 <= 5, f"{abs(5 - p99):.2f} ms {'to spare' if p99 <= 5 else 'over'}")
+        gap = p99 - m99 if p99 is not None and m99 is not None else None
+        add("change latency p99 − ip monitor p99", ms(gap), "", "", "", "≤ 2 ms", gap is not None and gap <= 2,
+            f"{abs(2 - gap):.2f} ms {'to spare' if gap <= 2 else 'over'}" if gap is not None else "")
+        nd, mnd = lat.get("reachd_not_deferred", {}), lat.get("monitor_not_deferred", {})
+        if lat.get("deferred_by_kernel"):
+            add(f"change latency p99 without the {lat['deferred_by_kernel']} transitions the kernel itself reported "
+                f"> 100 ms late", ms(nd.get("p99")), ms(mnd.get("p99")), "`ip monitor link`",
+                ratio(nd.get("p99"), mnd.get("p99")), "(≤ 5 ms)", "info")
+        missing = lat.get("reachd_missing", 0)
+        add("flaps with no reachd event within 3 s", str(missing), str(lat.get("monitor_missing", 0)),
+            "`ip monitor link`", "", "0", missing == 0)
+
+    fan = ph.get("fanout", {})
+    for n, b in sorted(_get(fan, "by_n", default={}).items(), key=lambda kv: int(kv[0])):
+        rp, cp = b.get("reachd_p99_ms"), b.get("nchan_p99_ms")
+        met = rp is not None and cp is not None and rp <= cp
+        detail = ""
+        if rp is not None and cp:
+            detail = f"{rp / cp:.2f}× nchan; aim ≤ 0.5× {'reached' if rp <= cp / 2 else 'not reached'}"
+        add(f"fan-out N={int(n):,} p99 delivery, trigger sent → client ({b['reps']} reps)", ms(rp), ms(cp), "nchan",
+            num(b.get("p99_ratio"), "{:.2f}"), "≤ nchan's", met, detail)
+        add(f"fan-out N={int(n):,} p50 delivery", ms(b.get("reachd_p50_ms")), ms(b.get("nchan_p50_ms")), "nchan",
+            ratio(b.get("reachd_p50_ms"), b.get("nchan_p50_ms")), "—", None, "")
+        rows[-1]["met"] = "info"
+        mc = b.get("reachd_missed_clients")
+        add(f"fan-out N={int(n):,} clients that missed an event (all reps)", num(mc), num(b.get("nchan_missed_clients")),
+            "nchan", "", "0", mc == 0)
+    big = _get(fan, "by_n", "10000") or {}
+    if big:
+        kib = big.get("reachd_kib_per_stream")
+        add("memory per idle stream (RSS delta / 10,000)", num(kib, "{:.2f} KiB"),
+            num(big.get("nchan_kib_per_stream"), "{:.2f} KiB"), "nchan",
+            ratio(kib, big.get("nchan_kib_per_stream")), "≤ 8 KiB", kib is not None and kib <= 8,
+            f"{abs(8 - kib):.2f} KiB {'to spare' if kib <= 8 else 'over'}" if kib is not None else "")
+
+    thr = ph.get("throughput", {})
+    for mode, label in (("keepalive", "keep-alive"), ("close", "`Connection: close`")):
+        t = thr.get(mode)
+        if not t:
+            continue
+        rr = t.get("rps_ratio")
+        add(f"`/status` req/s, {label} ({t['reps']} reps × {thr['seconds']} s)", num(t.get("reachd_rps")),
+            num(t.get("nginx_rps")), "nginx static", num(rr, "{:.2f}"), "≥ 0.80× nginx (aim 1.0×)",
+            rr is not None and rr >= 0.8, f"{rr:.0%} of nginx" if rr is not None else "")
+        pr = t.get("p99_ratio")
+        add(f"`/status` p99 latency, {label}", ms(t.get("reachd_p99_ms")), ms(t.get("nginx_p99_ms")), "nginx static",
+            num(pr, "{:.2f}"), "≤ 1.5× nginx", pr is not None and pr <= 1.5, f"{pr:.2f}×" if pr is not None else "")
+        t1 = thr.get(mode + "_threads_1") or {}
+        if t1.get("reachd_rps"):
+            add(f"  ↳ diagnostic: reachd `--threads 1`, {label}", f"{num(t1['reachd_rps'])} req/s, p99 "
+                f"{ms(t1['reachd_p99_ms'])}", "", "", f"{t1['rps_ratio']:.2f} req/s, {t1['p99_ratio']:.2f} p99",
+                "—", "info")
+
+    idle = _get(ph, "idle", "quiet")
+    if idle and "cpu_pct_of_core" in idle:
+        c = idle["cpu_pct_of_core"]
+        add(f"idle CPU, {idle['clients_ok']:,} streams, {idle['seconds']:.0f} s", f"{c:.4f} % of a core "
+            f"({idle['cpu_s'] * 1e3:.1f} ms)", "", "", "", "< 0.2 % of one core", c < 0.2,
+            f"{0.2 / c:.0f}× under" if c > 0 and c < 0.2 else "")
+        w = idle["wakeups"]
+        add("idle wake-ups (heartbeat 3600 s, no changes)", f"{w} ({idle['wakeups_per_s']:.2f}/s)", "", "", "",
+            "none except heartbeats", w == 0, "" if w == 0 else "see per-thread table")
+    hb = _get(ph, "idle", "heartbeats")
+    if hb and "wakeups" in hb:
+        add(f"idle with heartbeats every {hb['heartbeat_s']:.0f} s, {hb['seconds']:.0f} s",
+            f"{hb['cpu_pct_of_core']:.4f} % of a core, {hb['wakeups']} wake-ups", "", "", "", "—", "info")
+
+    st = ph.get("startup", {})
+    if "ms" in st:
+        p = _get(st, "ms", "p50")
+        add(f"start-up, exec → first 200 on /readyz, p50 of {st['runs'] - st['failed']}", ms(p), "", "", "",
+            "≤ 50 ms", p is not None and p <= 50, f"{abs(50 - p):.1f} ms {'to spare' if p <= 50 else 'over'}"
+            if p is not None else "")
+        rss = _get(st, "footprint", "idle_rss_kib")
+        add("idle RSS, no clients", num(rss / 1024 if rss else None, "{:.1f} MiB"), "", "", "", "≤ 15 MiB",
+            rss is not None and rss <= 15 * 1024, f"{abs(15 - rss / 1024):.1f} MiB {'to spare' if rss <= 15 * 1024 else 'over'}"
+            if rss else "")
+        detail = _get(st, "footprint", "rss_detail_kib") or {}
+        if detail.get("RssAnon") is not None:
+            rows[-1]["reachd"] += f" ({detail['RssAnon'] / 1024:.1f} anonymous + {detail['RssFile'] / 1024:.1f} file-backed)"
+        size = _get(st, "footprint", "binary_bytes")
+        stripped = _get(st, "footprint", "binary_stripped")
+        ssize = _get(st, "footprint", "binary_stripped_bytes")
+        add("release binary size" + ("" if stripped is None else " (stripped)" if stripped else " (as built, not stripped)"),
+            num(size / 1048576 if size else None, "{:.1f} MiB")
+            + (f"; {ssize / 1048576:.1f} MiB stripped" if ssize and not stripped else "")
+            + (f"; plus {libs['count']} Swift runtime libraries it links dynamically, {libs['bytes'] / 1048576:.1f} MiB"
+               if (libs := _get(st, "footprint", "swift_runtime_libraries") or {}).get("count") else
+               "; Swift runtime linked statically"), "", "", "", "—", "info")
+    return rows
+
+
+def table(r: dict) -> str:
+    lines = ["| what | reachd | peer (same run) | reachd ÷ peer | target | result |",
+             "|---|---|---|---|---|---|"]
+    for v in r.get("verdicts", []):
+        peer = f"{v['peer']} ({v['peer_name']})" if v["peer"] and v["peer_name"] else v["peer"] or "—"
+        result = "—" if v["met"] == "info" else verdict(v["met"], v["detail"])
+        lines.append(f"| {v['what']} | {v['reachd']} | {peer} | {v['ratio'] or '—'} | {v['target']} | {result} |")
+    for phase, value in r.get("phases", {}).items():
+        if isinstance(value, dict) and "error" in value:
+            lines.append(f"| phase {phase} | failed: {value['error']} | | | | |")
+    return "\n".join(lines)
+
+
+def _fanout_detail(r: dict) -> str:
+    fan = _get(r, "phases", "fanout", "runs", default=[])
+    if not fan:
+        return ""
+    out = ["| server | N | rep | ok / failed | missed clients | p50 | p99 | max | p99 kernel-rx | p99 from return | "
+           "trigger call p50 | RSS before → idle → after (KiB) | KiB/stream | server CPU | client CPU |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for x in sorted(fan, key=lambda x: (x["n"], x["server"], x["rep"])):
+        rss = x["rss_kib"]
+        out.append(
+            f"| {x['server']} | {x['n']:,} | {x['rep']} | {x['clients_ok']:,} / {x['clients_failed']} | "
+            f"{x['missed_clients']} | {ms(_get(x, 'latency_ms', 'p50'))} | {ms(_get(x, 'latency_ms', 'p99'))} | "
+            f"{ms(_get(x, 'latency_ms', 'max'))} | {ms(_get(x, 'latency_kernel_rx_ms', 'p99'))} | "
+            f"{ms(_get(x, 'latency_from_trigger_return_ms', 'p99'))} | {ms(_get(x, 'trigger_call_ms', 'p50'))} | "
+            f"{rss['before']:,} → {rss['idle_clients']:,} → "
+            f"{rss['after_changes']:,} | {num(x['kib_per_stream'], '{:.2f}')} | "
+            f"{x['server_cpu_s']:.2f} s ({x['server_cpu_pct_of_core']:.0f} %) | "
+            f"{x['client_cpu_s']:.2f} s ({x['client_cpu_pct_of_core']:.0f} %) |")
+    return "\n".join(out)
+
+
+def _throughput_detail(r: dict) -> str:
+    thr = _get(r, "phases", "throughput", "runs", default={})
+    if not thr:
+        return ""
+    out = ["| mode | server | rep | req/s | p50 | p99 | errors | server CPU | wrk CPU |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for mode, by in thr.items():
+        for server, runs in by.items():
+            for x in runs:
+                out.append(f"| {mode} | {server} | {x['rep']} | {num(x['rps'])} | {ms(x['p50_ms'])} | {ms(x['p99_ms'])} | "
+                           f"{x['socket_errors'] + x['non_2xx']} | {x['server_cpu_s']:.2f} s | {x.get('wrk_cpu_s', 0):.2f} s |")
+    return "\n".join(out)
+
+
+def _latency_detail(r: dict) -> str:
+    lat = _get(r, "phases", "latency", default={})
+    if "reachd" not in lat:
+        return ""
+    rows = [("reachd, all transitions", lat["reachd"]), ("reachd, link down", lat["reachd_down"]),
+            ("reachd, link up", lat["reachd_up"]), ("ip monitor (line with the new state)", lat["monitor"]),
+            ("ip monitor, link down", lat["monitor_down"]), ("ip monitor, link up", lat["monitor_up"]),
+            ("ip monitor, first line of any kind", lat["monitor_first_line"]),
+            ("the netlink request itself (send → ACK)", lat["call"]),
+            ("reachd − ip monitor, same transition", lat.get("reachd_minus_monitor", {}))]
+    out = ["| series | n | p50 | p90 | p99 | max |", "|---|---|---|---|---|---|"]
+    for name, s in rows:
+        out.append(f"| {name} | {s.get('n', 0)} | {ms(s.get('p50'))} | {ms(s.get('p90'))} | {ms(s.get('p99'))} | "
+                   f"{ms(s.get('max'))} |")
+    bm = lat.get("block_median", {})
+    out.append("")
+    out.append(f"Median over {len(lat.get('blocks', []))} blocks of {lat['flaps'] // max(1, len(lat.get('blocks', [])))} "
+               f"flaps: reachd p50 {ms(bm.get('reachd_p50'))}, p99 {ms(bm.get('reachd_p99'))}; ip monitor p50 "
+               f"{ms(bm.get('monitor_p50'))}, p99 {ms(bm.get('monitor_p99'))}. Extra reachd events after a "
+               f"transition: {lat.get('reachd_extra_events')}; events whose operState was not the new state: "
+               f"{lat.get('wrong_operstate')}. Transitions the kernel itself reported more than 100 ms late (linkwatch "
+               f"defers carrier events to one run per second; `ip monitor` saw the same delay): "
+               f"{lat.get('deferred_by_kernel')}.")
+    return "\n".join(out)
+
+
+def _idle_detail(r: dict) -> str:
+    idle = _get(r, "phases", "idle", default={})
+    out = []
+    for key, w in idle.items():
+        if not isinstance(w, dict) or "threads_active" not in w:
+            continue
+        out.append(f"- **{key}** (heartbeat {w['heartbeat_s']:g} s, {w['clients_ok']:,} streams, {w['seconds']:.0f} s): "
+                   f"CPU {w['cpu_s'] * 1e3:.1f} ms, {w['wakeups']} wake-ups, {w['heartbeats_received']:,} heartbeats "
+                   f"received by the clients, {w['threads_total']} threads in reachd; client CPU {w['client_cpu_s']:.3f} s.")
+        for tid, t in sorted(w["threads_active"].items(), key=lambda kv: -kv[1]["wakeups"]):
+            out.append(f"  - thread {tid} `{t['comm']}`: {t['wakeups']} wake-ups, {t['cpu_ms']:.2f} ms CPU")
+    if any(t["comm"].endswith("qos.overcommit") and t["wakeups"]
+           for w in idle.values() if isinstance(w, dict) for t in w.get("threads_active", {}).values()):
+        out += ["", "A `…qos.overcommit` thread waking about once a second is libdispatch's manager thread (Swift "
+                "concurrency's global executor on Linux): `_dispatch_workq_init_once` arms a 1 s timer that monitors "
+                "its thread pools, and the manager re-arms a `CLOCK_MONOTONIC` timerfd every second even when nothing "
+                "runs (seen with strace and gdb on this build). It is not reachd's own code, which has no periodic "
+                "timer besides the heartbeat."]
+    return "\n".join(out)
+
+
+METHOD = """\
+## Method
+
+Every measurement runs the server in a network namespace the bench creates (names
+`rb<pid>-N`, deleted in every outcome along with every process inside), and the clients in the
+same namespace on its `127.0.0.1`. reachd's namespaces get a veth pair to a peer namespace,
+addresses from 198.18.0.0/15, a default route and no IPv6 link-local addresses (`addrgenmode
+none`, so a flap changes the status exactly once). Peers are started the same way (`ip netns
+exec NS ...`) in the same invocation, alternating which goes first per repetition, and each
+figure is shown next to the peer's with the ratio; the figures are medians over the
+repetitions unless said otherwise. nginx runs as its own process with a generated config under
+a temp directory (one worker, `daemon off`, access log off, `keepalive_requests` unlimited),
+never as the system service.
+
+- **Change latency.** `bench.py` sends the `RTM_NEWLINK` request that `ip link set DEV
+  down|up` sends, from a netlink socket inside reachd's namespace, and takes the time when the
+  kernel's ACK is read (the moment `ip` returns). It then waits, in one `select` loop, for the
+  complete SSE `status` event on an `/events` stream and for the line of `ip -o monitor link`
+  (started with `ip netns exec` like reachd) that reports the new state; both are timed from
+  the ACK. 20–40 ms pause between transitions, 10 unmeasured flaps first. Heartbeat 3600 s.
+  The veth ends get different interface indexes (11 and 21), as real veth pairs have: with
+  equal indexes (both 2 in fresh namespaces) the kernel's linkwatch treats the carrier change
+  as non-urgent and batches it to once a second, and about 1.5 % of link-ups then reached every
+  listener, `ip monitor` included, up to 1 s late (seen in an earlier run of this bench).
+- **Fan-out.** `bench/sseclient.c` (epoll, one thread per process, two processes) opens N
+  `/events` streams with `Accept: text/event-stream`, waits until each has its first event, and
+  records every event by the `"sequence"` in its data, with the user-space receive time
+  (`CLOCK_MONOTONIC`) and the kernel's receive time of the segment (`SO_TIMESTAMPNS`). A change
+  for reachd is an address `198.18.x.100/32` added to / removed from its veth (one netlink
+  request, timed at its ACK); each add or remove changes `interfaces[].addresses` and publishes one
+  event. For nchan (`nchan_subscriber eventsource`, `nchan_message_buffer_length 1`, event name
+  `status`) the bench POSTs the same document bytes reachd sent (sequence renumbered) to a
+  `nchan_publisher` location on a keep-alive connection.
+  Latency = client receive − the moment the trigger was sent (netlink request / POST), pooled
+  over every (client, change). The issue asked for "from the trigger returning"; that is kept
+  as a column, but it cannot rank the two: nchan writes the event to every subscriber *before*
+  it answers the POST (its from-return latencies are negative, down to minus the whole fan-out),
+  while reachd's netlink ACK returns in about 0.25 ms, before any client is written. From the
+  send, both include the whole path. The next change waits until every client has the previous
+  one (or 5 s), then 80–120 ms.
+  "Missed" = a client that lacks any of the 20 changes, plus clients that never connected.
+  The client processes' CPU during the change phase is reported next to the server's, so a
+  client bottleneck is visible: user-space receive times include the client's own queueing,
+  kernel receive times do not.
+- **Memory per stream.** The server's RSS (`VmRSS`; for nginx, the worker's) before the clients
+  connect and 1 s after all N are connected and idle, divided by N — measured in the fan-out runs.
+- **`/status` throughput.** `wrk -t2 -c64 -d10s --latency` inside the namespace, keep-alive
+  and again with `-H "Connection: close"`, against reachd and against nginx serving the exact bytes
+  of reachd's `/status` as a static file. reachd runs with its default 2 HTTP threads; a
+  diagnostic third server, reachd `--threads 1`, runs in the same repetitions to show how much
+  of reachd's tail latency comes from four busy threads (2 wrk + 2 reachd) sharing two cores.
+  Ratios are the median of the per-repetition ratios.
+- **Idle cost.** 1,000 streams open, heartbeat 3600 s, no changes; CPU time (`schedstat`, ns
+  resolution) and voluntary + involuntary context switches of every reachd thread over the window.
+  A second window with a 5 s heartbeat shows what heartbeats cost.
+- **Start-up.** Time from just before `exec` (`ip netns exec NS reachd …`, whose own overhead is
+  listed separately) to the first `200` from `/readyz`, polled every 0.5 ms from inside the
+  namespace, in a namespace whose network is reachable. Footprint: `VmRSS` 2 s after the last
+  start with no clients; the size of the release binary.
+
+Caveats: this is a shared 2-core VM and the server, the peer and the clients compete for the
+same two cores, so absolute figures are noisy and the same-run ratios are what to compare. reachd
+runs with its defaults (2 HTTP worker threads); nginx/nchan with one worker, as the issue asks.
+"""
+
+
+def markdown(r: dict) -> str:
+    m = r.get("machine", {})
+    v = r.get("versions", {})
+    total = (r.get("bench_seconds") or 0) + (r.get("build_seconds") or 0)
+    parts = [
+        "# reachd benchmarks",
+        "",
+        f"Generated by `make bench` (`bash bench/run.sh{' --quick' if r['mode'] == 'quick' else ''}`) on "
+        f"{r['started']} — {r['mode']} run, {r['bench_seconds']:.0f} s of measuring"
+        + (f" plus {r['build_seconds']:.0f} s of building ({total / 60:.1f} min in all)" if r.get("build_seconds") else "")
+        + ". Raw figures: `bench/results/" + ("quick" if r["mode"] == "quick" else "latest") + ".json` (git-ignored)."
+        + (" reachd was perf-profiled during one fan-out and one wrk run, which slows those runs a little."
+           if r.get("profiled") else ""),
+        "",
+        "**This machine is a noisy shared 2-core VM**: the server under test, its peer and the clients all run on the"
+        " same two cores, so compare the same-run ratios rather than the absolute numbers.",
+        "",
+        "## Machine",
+        "",
+        f"- CPU: {m.get('cpu')} × {m.get('cores')} cores (virtualised: {m.get('hypervisor')}), "
+        f"{m.get('memory_gib')} GiB memory; load average {' '.join(m.get('loadavg_at_start', []))} at the start, "
+        f"{' '.join(m.get('loadavg_at_end', []))} at the end; both cores {m.get('cpu_busy_pct_during_run')} % busy on "
+        f"average during the run (the bench itself included; anything else running on the machine shows up here)",
+        f"- OS: {m.get('os')}, kernel {m.get('kernel')}",
+        f"- reachd: release build, libmicrohttpd {v.get('libmicrohttpd')}; {v.get('swift')}",
+        f"- peers: nginx {v.get('nginx')}, libnginx-mod-nchan {v.get('libnginx-mod-nchan')}, wrk {v.get('wrk')}",
+        "",
+        "## Results",
+        "",
+        table(r),
+        "",
+    ]
+    detail = _latency_detail(r)
+    if detail:
+        parts += ["### Change latency", "", detail, ""]
+    detail = _fanout_detail(r)
+    if detail:
+        parts += ["### Fan-out runs", "",
+                  "Latencies from the trigger's return to the client's receive; CPU over the 20-change phase "
+                  "(percent of one core).", "", detail, ""]
+    detail = _throughput_detail(r)
+    if detail:
+        parts += ["### `/status` runs", "", detail, ""]
+    detail = _idle_detail(r)
+    if detail:
+        parts += ["### Idle", "", detail, ""]
+    st = _get(r, "phases", "startup", default={})
+    if "ms" in st:
+        parts += ["### Start-up", "",
+                  f"{st['runs']} runs: p50 {ms(st['ms'].get('p50'))}, p90 {ms(st['ms'].get('p90'))}, max "
+                  f"{ms(st['ms'].get('max'))}; `ip netns exec` alone takes p50 "
+                  f"{ms(_get(st, 'ip_netns_exec_overhead_ms', 'p50'))} of that. Idle footprint: "
+                  f"{_get(st, 'footprint', 'rss_detail_kib')}.", ""]
+    parts += [METHOD]
+    return "\n".join(parts)

