@@ -34,7 +34,7 @@ build:
 	swift build --build-tests
 
 release:
-	swift build -c release
+	swift build -c release --static-swift-stdlib
 
 format:
 	bash scripts/check-format.sh

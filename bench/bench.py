@@ -821,7 +821,8 @@ def main() -> int:
     parser.add_argument("--markdown", default=None, help="where to write the Markdown report")
     parser.add_argument("--budget", type=float, default=float(os.environ.get("REACHD_BENCH_BUDGET", 780)),
                         help="seconds this script may take; repetitions are dropped to fit")
-    parser.add_argument("--build-seconds", type=float, default=None)
+    parser.add_argument("--build-seconds", type=float, default=None, help="seconds run.sh spent before the bench")
+    parser.add_argument("--prebuilt", action="store_true", help="the binary came from $REACHD_BIN, not built now")
     parser.add_argument("--perf", action="store_true", help="perf-profile reachd in one fan-out and one wrk run")
     parser.add_argument("--fanout-ns", default="", help="override the fan-out client counts, e.g. 10000")
     parser.add_argument("--reps", type=int, default=0, help="override fan-out and wrk repetitions")
@@ -903,6 +904,7 @@ def main() -> int:
         results["machine"]["loadavg_at_end"] = f.read().split()[:3]
     results["machine"]["cpu_busy_pct_during_run"] = round(100 * (busy1 - busy0) / max(1, total1 - total0), 1)
     results["build_seconds"] = args.build_seconds
+    results["prebuilt"] = args.prebuilt
     results["verdicts"] = report.verdicts(results)
     name = "quick" if args.quick else "partial" if (args.only or args.fanout_ns or args.reps) else "latest"
     json_path = os.path.join(args.results, f"{name}.json")

@@ -38,9 +38,12 @@ fi
 
 # ---- reachd (release) and the C client
 BUILD_START=$(date +%s)
+PREBUILT=1
 if [ -z "${REACHD_BIN:-}" ]; then
-    swift build -c release
-    REACHD_BIN="$(swift build -c release --show-bin-path)/reachd"
+    PREBUILT=0
+    # The build users get from `make run` and the Dockerfile: Swift runtime linked statically.
+    swift build -c release --static-swift-stdlib
+    REACHD_BIN="$(swift build -c release --static-swift-stdlib --show-bin-path)/reachd"
 fi
 [ -x "$REACHD_BIN" ] || { echo "bench: no reachd binary at $REACHD_BIN" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/reachd-bench-bin.XXXXXX)
@@ -61,8 +64,6 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
 
 # ---- the whole run must fit in 15 minutes: the measuring gets what the build left, less a margin
 ELAPSED=$(( $(date +%s) - START ))
@@ -70,8 +71,17 @@ BUDGET=$(( 15 * 60 - ELAPSED - 45 ))
 [ "$BUDGET" -gt 120 ] || BUDGET=120
 
 ARGS=(--reachd "$REACHD_BIN" --client "$WORK/sseclient" --budget "$BUDGET" --build-seconds "$ELAPSED")
+[ "$PREBUILT" = 0 ] || ARGS+=(--prebuilt)
 if [ "$PARTIAL" = 0 ]; then
     ARGS+=(--markdown "$ROOT/BENCHMARKS.md")
 fi
-python3 bench/bench.py "${ARGS[@]}" "$@"
+# In the background so that a signal reaches this script at once: it is passed on to bench.py,
+# which cleans up after itself, and then the EXIT trap sweeps whatever is left.
+python3 bench/bench.py "${ARGS[@]}" "$@" &
+BENCH_PID=$!
+trap 'kill -INT "$BENCH_PID" 2>/dev/null; wait "$BENCH_PID"; exit 130' INT
+trap 'kill -TERM "$BENCH_PID" 2>/dev/null; wait "$BENCH_PID"; exit 143' TERM HUP
+STATUS=0
+wait "$BENCH_PID" || STATUS=$?
 echo "bench: total $(( $(date +%s) - START )) s"
+exit "$STATUS"

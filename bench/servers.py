@@ -256,7 +256,7 @@ def versions() -> dict:
         return out("dpkg-query", "-W", "-f=${Version}", pkg) or "not installed"
 
     return {
-        "nginx": out("nginx", "-v").replace("nginx version: ", ""),
+        "nginx": out("nginx", "-v").replace("nginx version: nginx/", ""),
         "libnginx-mod-nchan": deb("libnginx-mod-nchan"),
         "wrk": deb("wrk"),
         "libmicrohttpd": deb("libmicrohttpd12") or deb("libmicrohttpd12t64"),

@@ -1,5 +1,5 @@
 import CMicroHTTPD
-import Foundation
+import FoundationEssentials
 import Logging
 import Reachable
 import ServiceLifecycle

@@ -20,8 +20,10 @@ public struct ServerConfiguration: Sendable {
     public var maxConnectionsPerIP: Int = 0
     /// Seconds an idle non-streaming connection (keep-alive, slow sender) may stay open.
     public var connectionTimeout: Int = 30
-    /// Bytes of request memory per connection: bounds header size (larger gets 431).
-    public var connectionMemoryLimit: Int = 16 * 1024
+    /// Bytes of libmicrohttpd memory per connection (it zeroes all of it, so every stream costs
+    /// this much). Also bounds the request head: 8 KiB admits headers up to about 3.5 KiB; a
+    /// larger head gets 431. Raise it for clients that send big cookies.
+    public var connectionMemoryLimit: Int = 8 * 1024
     /// Seconds the graceful shutdown may take before stragglers are cut.
     public var shutdownTimeout: Double = 10
     /// libmicrohttpd worker threads, each with its own epoll loop.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Reachable
 
 /// `reachd status`: the current status of a running instance, readable or as JSON.
@@ -50,7 +50,7 @@ struct WatchCommand: ParsableCommand {
                     continue
                 }
                 // A line per change, at once, even into a pipe.
-                FileHandle.standardOutput.write(Data((StatusText.summary(status) + "\n").utf8))
+                Output.write(StatusText.summary(status) + "\n")
             }
         }
     }

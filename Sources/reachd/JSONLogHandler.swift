@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 
 /// One JSON object per line on stderr, for log collectors (`--log-format json`).
@@ -28,8 +29,7 @@ struct JSONLogHandler: LogHandler {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard var line = try? encoder.encode(fields) else { return }
-        line.append(UInt8(ascii: "\n"))
-        FileHandle.standardError.write(line)
+        guard let line = try? encoder.encode(fields) else { return }
+        Output.write(String(decoding: line, as: UTF8.self) + "\n", to: STDERR_FILENO)
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// A minimal HTTP/1.1 client for the client commands: one GET to a local reachd over a plain
@@ -140,8 +140,7 @@ struct LocalHTTPClient {
             var headers: [String: String] = [:]
             while let line = try readLine(), !line.isEmpty {
                 guard let colon = line.firstIndex(of: ":") else { continue }
-                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
-                    in: .whitespaces)
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmed
             }
             return Head(status: status, headers: headers)
         }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CMicroHTTPD
-import Foundation
+import FoundationEssentials
 import Logging
 import Reachable
 import ReachableServer
@@ -50,6 +50,12 @@ struct ServeOptions: ParsableArguments {
         help: "Seconds before an idle non-streaming connection is closed (env: REACHD_CONNECTION_TIMEOUT, default: 30)."
     )
     var connectionTimeout: Int?
+
+    @Option(
+        help:
+            "Bytes of memory per connection; bounds request headers to about half of it, and each SSE stream costs about this much (env: REACHD_CONNECTION_MEMORY, default: 8192)."
+    )
+    var connectionMemory: Int?
 
     @Option(help: "Seconds a graceful shutdown may take (env: REACHD_SHUTDOWN_TIMEOUT, default: 10).")
     var shutdownTimeout: Double?
@@ -144,9 +150,7 @@ struct ServeOptions: ParsableArguments {
             throw ValidationError("\(destination) is not an IP address")
         }
         let patterns = try Setting.resolve(meteredInterfaces, env: "REACHD_METERED_INTERFACES", default: "")
-        configuration.meteredInterfacePatterns = patterns.split(separator: ",").map {
-            $0.trimmingCharacters(in: .whitespaces)
-        }.filter { !$0.isEmpty }
+        configuration.meteredInterfacePatterns = patterns.split(separator: ",").map(\.trimmed).filter { !$0.isEmpty }
         return configuration
     }
 }

@@ -30,6 +30,12 @@ extension ServerConfiguration {
             options.connectionTimeout, env: "REACHD_CONNECTION_TIMEOUT", default: configuration.connectionTimeout
         )
         guard configuration.connectionTimeout >= 1 else { throw ValidationError("--connection-timeout must be ≥ 1") }
+        configuration.connectionMemoryLimit = try Setting.resolve(
+            options.connectionMemory, env: "REACHD_CONNECTION_MEMORY", default: configuration.connectionMemoryLimit
+        )
+        guard (4096...1_048_576).contains(configuration.connectionMemoryLimit) else {
+            throw ValidationError("--connection-memory must be 4096...1048576 bytes")
+        }
         configuration.shutdownTimeout = try Setting.resolve(
             options.shutdownTimeout, env: "REACHD_SHUTDOWN_TIMEOUT", default: configuration.shutdownTimeout
         )

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 
 /// Resolves an option: the flag if given, else its `REACHD_*` environment variable, else the
 /// default. A malformed environment value is an error, not silently ignored.

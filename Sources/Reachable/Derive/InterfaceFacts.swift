@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What sysfs knows about an interface that netlink does not say: whether it is Wi-Fi or a
 /// modem. A protocol so tests can describe hardware this machine does not have.

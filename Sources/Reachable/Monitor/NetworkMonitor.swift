@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// The process's view of network reachability: one kernel observer, any number of subscribers.

@@ -1,5 +1,5 @@
 import CMnl
-import Foundation
+import Dispatch
 import Glibc
 import Synchronization
 
@@ -84,13 +84,28 @@ final class NetlinkSource: @unchecked Sendable {
                 return !wasStarted
             })
         else { return }
-        let thread = Thread { [self] in
-            threadID.withLock { $0 = pthread_self() }
-            run(publish: publish, fail: fail)
-            finished.signal()
+        let body = Unmanaged.passRetained(
+            ThreadBody { [self] in
+                threadID.withLock { $0 = pthread_self() }
+                run(publish: publish, fail: fail)
+                finished.signal()
+            }
+        )
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { context in
+                let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+                body.run()
+                return nil
+            }, body.toOpaque())
+        if created == 0 {
+            pthread_detach(thread)
+        } else {
+            body.release()
+            fail("cannot start the netlink thread: \(String(cString: strerror(created)))")
+            started.withLock { $0 = false }
         }
-        thread.name = "reachd-netlink"
-        thread.start()
     }
 
     /// Wakes the thread and waits until it has ended; nothing is published after this returns.
@@ -177,4 +192,10 @@ final class NetlinkSource: @unchecked Sendable {
             meteredPatterns: configuration.meteredInterfacePatterns
         )
     }
+}
+
+/// The source thread's work, carried through pthread_create's context pointer.
+private final class ThreadBody: Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }

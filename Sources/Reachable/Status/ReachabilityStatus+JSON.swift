@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The wire form of the status document, written by hand: Foundation's encoder on Linux emits
 /// keys in hash order, and clients (and people reading `curl` output) deserve the contract's

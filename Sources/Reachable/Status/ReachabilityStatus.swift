@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The status document: the wire contract of `/status` and of every `/events` frame.
 ///

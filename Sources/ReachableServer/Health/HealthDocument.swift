@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Reachable
 
 /// `application/health+json` bodies (IETF draft "Health Check Response Format for HTTP APIs").

@@ -74,7 +74,7 @@ final class RequestRouter: HTTPHandler {
         let reader = Unmanaged.passRetained(stream).toOpaque()
         guard
             let response = MHD_create_response_from_callback(
-                reachd_mhd_size_unknown, 4096, readStream, reader, releaseStream
+                reachd_mhd_size_unknown, 1024, readStream, reader, releaseStream
             )
         else {
             Unmanaged<EventStream>.fromOpaque(reader).release()
