@@ -40,9 +40,4 @@ static inline int reachd_rtnh_size(const struct rtnexthop *rtnh) {
     return RTNH_ALIGN(rtnh->rtnh_len);
 }
 
-/// MNL_SOCKET_BUFFER_SIZE depends on the page size at run time.
-static inline size_t reachd_mnl_socket_buffer_size(void) {
-    return MNL_SOCKET_BUFFER_SIZE;
-}
-
 #endif

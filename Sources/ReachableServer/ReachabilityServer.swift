@@ -1,5 +1,4 @@
 import CMicroHTTPD
-import FoundationEssentials
 import Logging
 import Reachable
 import ServiceLifecycle

@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Synchronization
 
 /// Every open `/events` stream, and the frame a new one starts with. Fans each change out once.
