@@ -150,36 +150,18 @@ class VethNetwork:
 
 
 def socket_in(netns: str, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM) -> socket.socket:
-    """A new socket that belongs to network namespace `netns`.
+    """A new socket that belongs to network namespace `netns` (see `sockets_in`)."""
+    return sockets_in(netns, 1, family, type)[0]
+
+
+def sockets_in(
+    netns: str, count: int, family: int = socket.AF_INET, type: int = socket.SOCK_STREAM
+) -> list[socket.socket]:
+    """`count` new sockets that belong to network namespace `netns`.
 
     A socket's namespace is fixed when it is created; only the creating thread switches
     namespace (setns affects the calling thread alone), so this process stays where it is.
     """
-    result: dict = {}
-
-    def worker() -> None:
-        try:
-            fd = os.open(f"/run/netns/{netns}", os.O_RDONLY)
-            try:
-                if _libc.setns(fd, CLONE_NEWNET) != 0:
-                    errno = ctypes.get_errno()
-                    raise OSError(errno, f"setns({netns}): {os.strerror(errno)}")
-            finally:
-                os.close(fd)
-            result["socket"] = socket.socket(family, type)
-        except BaseException as error:  # noqa: BLE001 - re-raised in the caller
-            result["error"] = error
-
-    thread = threading.Thread(target=worker, name=f"setns-{netns}")
-    thread.start()
-    thread.join()
-    if "error" in result:
-        raise result["error"]
-    return result["socket"]
-
-
-def sockets_in(netns: str, count: int, family: int = socket.AF_INET) -> list[socket.socket]:
-    """`count` TCP sockets in `netns`, created by one thread (cheaper than socket_in × count)."""
     result: dict = {"sockets": []}
 
     def worker() -> None:
@@ -192,7 +174,7 @@ def sockets_in(netns: str, count: int, family: int = socket.AF_INET) -> list[soc
             finally:
                 os.close(fd)
             for _ in range(count):
-                result["sockets"].append(socket.socket(family, socket.SOCK_STREAM))
+                result["sockets"].append(socket.socket(family, type))
         except BaseException as error:  # noqa: BLE001
             result["error"] = error
 
