@@ -38,7 +38,8 @@ public final class ReachabilityServer: Service, Sendable {
             retryMilliseconds: configuration.retryMilliseconds
         )
         router = RequestRouter(
-            monitor: monitor, snapshot: snapshot, hub: hub, daemon: daemon, configuration: configuration
+            monitor: monitor, snapshot: snapshot, hub: hub, daemon: daemon, configuration: configuration,
+            rejections: RejectionLog(logger: logger)
         )
     }
 

@@ -9,12 +9,14 @@ final class RequestRouter: HTTPHandler {
     private let hub: EventHub
     private let daemon: HTTPDaemon
     private let readiness: ServerConfiguration.ReadinessPolicy
+    private let rejections: RejectionLog
     let connectionTimeout: UInt32
 
     init(
         monitor: NetworkMonitor, snapshot: StatusSnapshot, hub: EventHub, daemon: HTTPDaemon,
-        configuration: ServerConfiguration
+        configuration: ServerConfiguration, rejections: RejectionLog
     ) {
+        self.rejections = rejections
         readiness = configuration.readiness
         connectionTimeout = UInt32(configuration.connectionTimeout)
         self.monitor = monitor
@@ -43,6 +45,7 @@ final class RequestRouter: HTTPHandler {
             )
             return sendHealth(connection, status: status, body: body)
         case .problem(let problem):
+            rejections.rejected(request, status: problem.status)
             return Response.problem(connection, problem)
         }
     }
