@@ -24,7 +24,7 @@ RUN swift package resolve
 COPY Sources ./Sources
 COPY Tests ./Tests
 
-# The Swift runtime and Foundation are linked statically: the runtime image needs no Swift
+# The Swift runtime and FoundationEssentials are linked statically: the runtime image needs no Swift
 # toolchain, only libmicrohttpd12, libmnl0 and what debian:bookworm-slim already has.
 RUN swift build -c release --static-swift-stdlib --product reachd \
     && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/reachd" /out/reachd \
