@@ -37,12 +37,18 @@ static inline int reachd_mhd_is_connection_start(enum MHD_ConnectionNotification
     return code == MHD_CONNECTION_NOTIFY_STARTED;
 }
 
+/// Whether a connection notification is MHD_CONNECTION_NOTIFY_CLOSED.
+static inline int reachd_mhd_is_connection_close(enum MHD_ConnectionNotificationCode code) {
+    return code == MHD_CONNECTION_NOTIFY_CLOSED;
+}
+
 /// MHD_start_daemon is variadic; every option is passed as one MHD_OPTION_ARRAY instead.
 static inline struct MHD_Daemon *reachd_mhd_start(unsigned int flags,
+                                                  MHD_AcceptPolicyCallback accept_policy,
                                                   MHD_AccessHandlerCallback handler,
-                                                  void *handler_cls,
+                                                  void *cls,
                                                   struct MHD_OptionItem *options) {
-    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
+    return MHD_start_daemon(flags, 0, accept_policy, cls, handler, cls,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
 }
 

@@ -47,10 +47,14 @@ final class HTTPDaemon: Sendable {
     func start(handler: any HTTPHandler) throws {
         try phase.withLock { phase in
             guard case .notStarted = phase else { throw StartFailure(description: "daemon already started") }
-            let box = Unmanaged.passRetained(HandlerBox(handler)).toOpaque()
+            let box = Unmanaged.passRetained(
+                HandlerBox(handler, connectionLimit: configuration.maxConnections)
+            ).toOpaque()
             var options: [MHD_OptionItem] = [
                 item(MHD_OPTION.LISTEN_SOCKET, Int(listening.descriptor)),
-                item(MHD_OPTION.CONNECTION_LIMIT, configuration.maxConnections),
+                // reachd enforces the limit itself when it accepts (see `acceptPolicy`); this is
+                // only a backstop a few above it.
+                item(MHD_OPTION.CONNECTION_LIMIT, configuration.maxConnections + Self.limitSlack),
                 item(MHD_OPTION.CONNECTION_TIMEOUT, configuration.connectionTimeout),
                 item(MHD_OPTION.CONNECTION_MEMORY_LIMIT, configuration.connectionMemoryLimit),
                 item(MHD_OPTION.CONNECTION_MEMORY_INCREMENT, 1024),
@@ -60,7 +64,7 @@ final class HTTPDaemon: Sendable {
                 ),
                 MHD_OptionItem(
                     option: MHD_OPTION.NOTIFY_CONNECTION,
-                    value: unsafeBitCast(connectionStarted, to: Int.self), ptr_value: box
+                    value: unsafeBitCast(connectionNotification, to: Int.self), ptr_value: box
                 ),
                 MHD_OptionItem(
                     option: MHD_OPTION.UNESCAPE_CALLBACK,
@@ -75,7 +79,7 @@ final class HTTPDaemon: Sendable {
             }
             options.append(item(MHD_OPTION.END, 0))
             let flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            guard let daemon = reachd_mhd_start(UInt32(flags), accessHandler, box, &options) else {
+            guard let daemon = reachd_mhd_start(UInt32(flags), acceptPolicy, accessHandler, box, &options) else {
                 Unmanaged<HandlerBox>.fromOpaque(box).release()
                 throw StartFailure(
                     description: "libmicrohttpd refused to start (check --max-connections and the file limit)")
@@ -114,15 +118,34 @@ final class HTTPDaemon: Sendable {
         close(listening.descriptor)
     }
 
+    /// How far libmicrohttpd's own limit sits above reachd's: room for the few connections
+    /// the worker threads may accept at the same instant before each sees the other's count.
+    private static let limitSlack = 64
+
     private func item(_ option: MHD_OPTION, _ value: Int) -> MHD_OptionItem {
         MHD_OptionItem(option: option, value: value, ptr_value: nil)
     }
 }
 
-/// Holds the handler for C, which only carries a raw pointer.
+/// Holds the handler for C, which only carries a raw pointer, and the count of open connections.
 private final class HandlerBox {
     let handler: any HTTPHandler
-    init(_ handler: any HTTPHandler) { self.handler = handler }
+    let connectionLimit: Int
+    let openConnections = Atomic<Int>(0)
+
+    init(_ handler: any HTTPHandler, connectionLimit: Int) {
+        self.handler = handler
+        self.connectionLimit = connectionLimit
+    }
+}
+
+/// At the connection limit a new connection is accepted and closed at once: the client learns
+/// there is no room now and may retry. (libmicrohttpd at its own limit stops accepting, and new
+/// connections would wait in the listen backlog with no answer.)
+private let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
+    guard let cls else { return MHD_Result.NO }
+    let box = Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue()
+    return box.openConnections.load(ordering: .relaxed) < box.connectionLimit ? MHD_Result.YES : MHD_Result.NO
 }
 
 /// Marks a request whose headers were seen but which has not been answered yet: an address no
@@ -170,15 +193,20 @@ private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, context, 
     Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue().handler.completed(context: stored)
 }
 
-/// A new connection must finish its first request line and headers without falling silent for
-/// two seconds: a client that sends only junk libmicrohttpd cannot frame (leading NUL bytes
+/// Counts open connections for `acceptPolicy`. And a new connection must finish its first
+/// request line and headers without falling silent for two seconds: a client that sends only junk libmicrohttpd cannot frame (leading NUL bytes
 /// read as empty lines, which it skips) is closed soon rather than after the full idle timeout.
 /// Every byte restarts the clock, so a slow but steady sender still gets through. The normal
 /// timeout is restored as soon as a request arrives.
-private let connectionStarted: MHD_NotifyConnectionCallback = { cls, connection, _, code in
-    guard let cls, let connection, reachd_mhd_is_connection_start(code) != 0 else { return }
-    let handler = Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue().handler
-    reachd_mhd_set_connection_timeout(connection, min(firstRequestTimeout, handler.connectionTimeout))
+private let connectionNotification: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+    guard let cls, let connection else { return }
+    let box = Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue()
+    if reachd_mhd_is_connection_start(code) != 0 {
+        box.openConnections.add(1, ordering: .relaxed)
+        reachd_mhd_set_connection_timeout(connection, min(firstRequestTimeout, box.handler.connectionTimeout))
+    } else if reachd_mhd_is_connection_close(code) != 0 {
+        box.openConnections.subtract(1, ordering: .relaxed)
+    }
 }
 
 /// Seconds of silence allowed before a new connection's first request is complete.
