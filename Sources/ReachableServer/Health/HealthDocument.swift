@@ -6,11 +6,11 @@ enum HealthDocument {
     /// Liveness: the process serves and its monitor still observes the kernel.
     static func liveness(failure: String?) -> (status: Int, body: [UInt8]) {
         let verdict = failure == nil ? "pass" : "fail"
-        var check = "{\"status\":\"\(verdict)\",\"componentType\":\"component\""
-        if let failure { check += ",\"output\":\(quoted(failure))" }
-        check += "}"
-        let body = "{\"status\":\"\(verdict)\",\"checks\":{\"netlink:monitor\":[\(check)]}}"
-        return (failure == nil ? 200 : 503, Array(body.utf8))
+        let body = document(verdict: verdict, description: nil, check: "netlink:monitor") { json in
+            json.field("componentType") { json.string("component") }
+            if let failure { json.field("output") { json.string(failure) } }
+        }
+        return (failure == nil ? 200 : 503, body)
     }
 
     /// Readiness under the configured policy; always failing once shutdown has begun.
@@ -18,36 +18,41 @@ enum HealthDocument {
         status: ReachabilityStatus, policy: ServerConfiguration.ReadinessPolicy, isShuttingDown: Bool
     ) -> (status: Int, body: [UInt8]) {
         let ready = !isShuttingDown && (policy == .always || status.isReachable)
-        let verdict = ready ? "pass" : "fail"
-        var check = "{\"status\":\"\(verdict)\",\"componentType\":\"system\""
-        check += ",\"observedValue\":\"\(status.state.rawValue)\""
-        check += ",\"time\":\"\(ReachabilityStatus.timestampStyle.format(status.changedAt))\""
-        if isShuttingDown {
-            check += ",\"output\":\"shutting down\""
-        } else if !ready {
-            check += ",\"output\":\"network is \(status.state.rawValue)\""
+        let output: String? =
+            isShuttingDown ? "shutting down" : (ready ? nil : "network is \(status.state.rawValue)")
+        let body = document(
+            verdict: ready ? "pass" : "fail", description: "ready when \(policy.rawValue)",
+            check: "network:reachability"
+        ) { json in
+            json.field("componentType") { json.string("system") }
+            json.field("observedValue") { json.string(status.state.rawValue) }
+            json.field("time") { json.string(ReachabilityStatus.timestampStyle.format(status.changedAt)) }
+            if let output { json.field("output") { json.string(output) } }
         }
-        check += "}"
-        let body =
-            "{\"status\":\"\(verdict)\",\"description\":\"ready when \(policy.rawValue)\","
-            + "\"checks\":{\"network:reachability\":[\(check)]}}"
-        return (ready ? 200 : 503, Array(body.utf8))
+        return (ready ? 200 : 503, body)
     }
 
-    /// A JSON string literal for arbitrary text (failure reasons come from strerror and the like).
-    private static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20:
-                out +=
-                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                    + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
+    /// `{"status":…,"description":…,"checks":{NAME:[{"status":…, …}]}}` with one check.
+    private static func document(
+        verdict: String, description: String?, check name: String, details: (JSONWriter) -> Void
+    ) -> [UInt8] {
+        let json = JSONWriter()
+        json.object {
+            json.field("status") { json.string(verdict) }
+            if let description { json.field("description") { json.string(description) } }
+            json.field("checks") {
+                json.object {
+                    json.field(name) {
+                        json.array([verdict]) { verdict in
+                            json.object {
+                                json.field("status") { json.string(verdict) }
+                                details(json)
+                            }
+                        }
+                    }
+                }
             }
         }
-        return out + "\""
+        return json.bytes
     }
 }

@@ -1,3 +1,5 @@
+import Reachable
+
 /// An RFC 9457 problem document: the one error shape on the wire.
 struct Problem: Sendable, Equatable {
     var status: Int
@@ -18,8 +20,14 @@ struct Problem: Sendable, Equatable {
         status: 400, title: "Bad Request", detail: "The request method is not a valid HTTP token."
     )
 
-    /// Fixed texts without quotes or backslashes, so no escaping is needed.
     var json: [UInt8] {
-        Array("{\"type\":\"about:blank\",\"title\":\"\(title)\",\"status\":\(status),\"detail\":\"\(detail)\"}".utf8)
+        let json = JSONWriter()
+        json.object {
+            json.field("type") { json.string("about:blank") }
+            json.field("title") { json.string(title) }
+            json.field("status") { json.raw(String(status)) }
+            json.field("detail") { json.string(detail) }
+        }
+        return json.bytes
     }
 }

@@ -1,0 +1,67 @@
+/// A minimal JSON writer (a class, so nested closures can write to it): objects, arrays, strings
+/// with RFC 8259 escaping, literals. It writes the status document and the server's health and
+/// problem bodies, so every JSON reachd sends is escaped by the same code.
+public final class JSONWriter {
+    public private(set) var bytes: [UInt8] = []
+    private var needsComma = false
+
+    public init() {
+        bytes.reserveCapacity(512)
+    }
+
+    public func object(_ body: () -> Void) {
+        bytes.append(UInt8(ascii: "{"))
+        needsComma = false
+        body()
+        bytes.append(UInt8(ascii: "}"))
+        needsComma = true
+    }
+
+    public func array<Element>(_ elements: [Element], _ body: (Element) -> Void) {
+        bytes.append(UInt8(ascii: "["))
+        needsComma = false
+        for element in elements {
+            if needsComma { bytes.append(UInt8(ascii: ",")) }
+            body(element)
+            needsComma = true
+        }
+        bytes.append(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    public func field(_ name: String, _ value: () -> Void) {
+        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        string(name)
+        bytes.append(UInt8(ascii: ":"))
+        value()
+        needsComma = true
+    }
+
+    public func bool(_ value: Bool) {
+        raw(value ? "true" : "false")
+    }
+
+    public func raw(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+        needsComma = true
+    }
+
+    public func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+        needsComma = true
+    }
+}
