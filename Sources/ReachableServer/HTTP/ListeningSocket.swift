@@ -12,62 +12,46 @@ struct ListeningSocket: Sendable {
 
     /// Binds `host:port` (an IPv4 or IPv6 literal) and listens with a deep backlog.
     init(host: String, port: Int) throws {
-        var storage = sockaddr_storage()
-        let length: socklen_t
-        let family: Int32
-        var v4 = in_addr()
-        var v6 = in6_addr()
-        if inet_pton(AF_INET, host, &v4) == 1 {
-            family = AF_INET
-            length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in.self)
-                address.pointee.sin_family = sa_family_t(AF_INET)
-                address.pointee.sin_port = in_port_t(UInt16(port).bigEndian)
-                address.pointee.sin_addr = v4
-            }
-        } else if inet_pton(AF_INET6, host, &v6) == 1 {
-            family = AF_INET6
-            length = socklen_t(MemoryLayout<sockaddr_in6>.size)
-            withUnsafeMutableBytes(of: &storage) { raw in
-                let address = raw.baseAddress!.assumingMemoryBound(to: sockaddr_in6.self)
-                address.pointee.sin6_family = sa_family_t(AF_INET6)
-                address.pointee.sin6_port = in_port_t(UInt16(port).bigEndian)
-                address.pointee.sin6_addr = v6
-            }
-        } else {
+        guard (0...65535).contains(port) else { throw Failure(description: "--port must be 0...65535") }
+        var hints = addrinfo()
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found?.pointee else {
             throw Failure(description: "--host must be an IPv4 or IPv6 address, not \(host)")
         }
-        guard (0...65535).contains(port) else { throw Failure(description: "--port must be 0...65535") }
+        defer { freeaddrinfo(found) }
 
-        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         var one: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        if family == AF_INET6 {
+        if address.ai_family == AF_INET6 {
             // `::` serves IPv4 clients too.
             var zero: Int32 = 0
             setsockopt(descriptor, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &zero, socklen_t(MemoryLayout<Int32>.size))
         }
-        let bound = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-        }
-        guard bound == 0, listen(descriptor, 4096) == 0 else {
+        guard bind(descriptor, address.ai_addr, address.ai_addrlen) == 0, listen(descriptor, 4096) == 0 else {
             let reason = String(cString: strerror(errno))
             close(descriptor)
             throw Failure(description: "cannot listen on \(host):\(port): \(reason)")
         }
-        var actual = sockaddr_storage()
-        var actualLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &actual) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &actualLength) }
-        }
-        let portBytes = withUnsafeBytes(of: &actual) { raw in
-            family == AF_INET
-                ? raw.load(fromByteOffset: MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!, as: UInt16.self)
-                : raw.load(fromByteOffset: MemoryLayout<sockaddr_in6>.offset(of: \.sin6_port)!, as: UInt16.self)
-        }
         self.descriptor = descriptor
-        self.port = Int(UInt16(bigEndian: portBytes))
+        self.port = Self.boundPort(descriptor)
+    }
+
+    /// The port the kernel bound (the chosen one when asked for port 0).
+    private static func boundPort(_ descriptor: Int32) -> Int {
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        var service = [CChar](repeating: 0, count: 16)
+        return withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                guard getsockname(descriptor, address, &length) == 0,
+                    getnameinfo(address, length, nil, 0, &service, socklen_t(service.count), NI_NUMERICSERV) == 0
+                else { return 0 }
+                return Int(String(cString: service)) ?? 0
+            }
+        }
     }
 }
