@@ -42,6 +42,16 @@ PHASES = ["startup", "latency", "throughput", "fanout", "idle"]
 NCHAN_BASE_SEQUENCE = 1000
 
 
+def stop_clients(clients: list) -> None:
+    """Kill SSE client processes and remove their output files (every outcome, failure included)."""
+    for c in clients:
+        nsutil.stop(c["proc"], signal.SIGKILL, timeout=5)
+        if not c["err"].closed:
+            c["err"].close()
+        if os.path.exists(c["out"]):
+            os.remove(c["out"])
+
+
 def log(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
@@ -635,13 +645,7 @@ def fanout_run(ctx: dict, cfg: dict, kind: str, n: int, rep: int, perf: Perf) ->
             f"{result['kib_per_stream'] or 0:.2f} KiB/stream, server CPU {server_cpu:.2f}s, client CPU {client_cpu:.2f}s")
         return result
     finally:
-        for c in clients:
-            nsutil.stop(c["proc"], signal.SIGKILL, timeout=5)
-            if not c["err"].closed:
-                c["err"].close()
-            for path in (c["out"],):
-                if os.path.exists(path):
-                    os.remove(path)
+        stop_clients(clients)
         if server:
             server.stop()
         if net:
@@ -745,12 +749,7 @@ def idle_window(ctx: dict, heartbeat: float, clients_n: int, seconds: float, lab
             f"of a core), {wakeups} wake-ups, {heartbeats} heartbeats received")
         return result
     finally:
-        for c in clients:
-            nsutil.stop(c["proc"], signal.SIGKILL, timeout=5)
-            if not c["err"].closed:
-                c["err"].close()
-            if os.path.exists(c["out"]):
-                os.remove(c["out"])
+        stop_clients(clients)
         if server:
             server.stop()
         net.destroy()
