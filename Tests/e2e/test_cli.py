@@ -100,3 +100,10 @@ def test_invalid_options_are_refused_with_a_reason():
         result = run(*args, env=env, timeout=10)
         assert result.returncode != 0, (args, env)
         assert reason in (result.stdout + result.stderr), (args, env, result.stderr)
+
+
+def test_a_port_in_use_is_refused_with_a_reason():
+    with Reachd() as server:
+        result = run("--host", "127.0.0.1", "--port", str(server.port), timeout=10)
+        assert result.returncode == 1
+        assert "cannot listen" in result.stderr
