@@ -30,8 +30,12 @@ test-deps: deps
 	@[ -x $(VENV)/bin/pip ] || python3 -m venv $(VENV)
 	@$(VENV)/bin/pip install -q -r Tests/e2e/requirements.txt
 
+# Every test phase runs under a time limit (scripts/with-time-limit.sh): a hang fails the run
+# with the name of the test that was running, instead of holding CI until its 90 minutes.
+LIMIT := bash scripts/with-time-limit.sh
+
 build:
-	swift build --build-tests
+	$(LIMIT) build 1200 swift build --build-tests
 
 release:
 	swift build -c release --static-swift-stdlib
@@ -41,14 +45,18 @@ format:
 
 ## Swift Testing: parser, derive, JSON, and the monitor against the real kernel in namespaces (root).
 swift-test: build
-	swift test --skip-build
+	$(LIMIT) swift-test 900 swift test --skip-build; status=$$?; \
+	bash scripts/remove-stale-namespaces.sh || { echo "swift-test left namespaces behind"; status=1; }; \
+	exit $$status
 
 ## pytest against the real binary: HTTP contract, SSE, hostile clients, namespaces, fan-out, shutdown.
 e2e: build
-	$(VENV)/bin/python -m pytest Tests/e2e -q
+	$(LIMIT) e2e 1800 $(VENV)/bin/python -u -m pytest Tests/e2e -v --timeout=300; status=$$?; \
+	bash scripts/remove-stale-namespaces.sh || { echo "e2e left namespaces behind"; status=1; }; \
+	exit $$status
 
 packaging:
-	bash scripts/check-packaging.sh
+	$(LIMIT) packaging 600 bash scripts/check-packaging.sh
 
 ## Side-by-side benchmark against nginx and nchan; writes BENCHMARKS.md (see bench/README.md).
 bench: deps

@@ -2,7 +2,7 @@ import Reachable
 import Testing
 
 /// The process-wide instance cannot be closed by accident.
-@Suite struct SharedMonitorTests {
+@Suite(.timeLimit(.minutes(1))) struct SharedMonitorTests {
     @Test func closingTheSharedMonitorDoesNothing() async throws {
         let shared = NetworkMonitor.shared
         #expect(shared.failure == nil)
