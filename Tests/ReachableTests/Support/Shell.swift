@@ -75,7 +75,8 @@ enum Shell {
         let (text, timedOut) = readAll(readEnd, deadline: .now + timeout, killing: pid)
         let status = waitForExit(pid)
         if timedOut {
-            throw SpawnFailure(description: "`\(executable) \(arguments.joined(separator: " "))` killed after \(timeout)")
+            throw SpawnFailure(
+                description: "`\(executable) \(arguments.joined(separator: " "))` killed after \(timeout)")
         }
         return Output(status: status, text: text, returnedAt: .now)
     }
