@@ -116,7 +116,8 @@ import Testing
                 + MessageBuilder.done()
         ).map(\.message)
         #expect(dump.count == 3)
-        fixture.table.replaceRoutes(with: dump)
+        fixture.table.removeAllRoutes()
+        for message in dump { fixture.table.apply(message) }
         #expect(fixture.table.defaultRoutes.map(\.table) == [100])
         #expect(!fixture.table.carriesDefaultRoute(2))
         #expect(fixture.table.carriesDefaultRoute(3))

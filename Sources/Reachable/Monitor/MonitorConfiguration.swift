@@ -12,6 +12,15 @@ public struct MonitorConfiguration: Sendable {
     public var receiveBufferSize: Int = 8 * 1024 * 1024
     /// Where Wi-Fi and modem facts come from (sysfs unless a test says otherwise).
     public var interfaceFacts: any InterfaceFacts = SysfsInterfaceFacts()
+    /// The first pause before reopening a broken kernel connection; it doubles after each
+    /// failed attempt up to `recoveryPauseLimit`.
+    public var recoveryPause: Duration = .milliseconds(100)
+    public var recoveryPauseLimit: Duration = .seconds(10)
+    /// Failed reopening attempts in a row before the monitor reports a failure for good
+    /// (liveness fails). With the default pauses, about 6 s. It keeps trying afterwards.
+    public var recoveryAttempts: Int = 6
+    /// The kernel seam: the real system calls, unless a test injects faults.
+    package var netlinkSystemCalls: NetlinkSystemCalls = .live
 
     public init() {}
 }

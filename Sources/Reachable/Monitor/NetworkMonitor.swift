@@ -1,14 +1,18 @@
 import FoundationEssentials
 import Synchronization
 
-/// The process's view of network reachability: one kernel observer, any number of subscribers.
+/// The process's view of network reachability: the one owner of the status document, fed by
+/// independent sources (the kernel's path now; target probes and the connectivity check join
+/// through `update`), shared by every connection.
 ///
 /// Keeps the rules of NWPathMonitor and Android's ConnectivityManager: late joiners get the
 /// current value first, `unknown` is a real state, the first reading is taken synchronously,
 /// and `close()` is idempotent and finishes every stream while the last value stays readable.
 ///
-/// A class with a mutex rather than an actor: the netlink thread publishes without awaiting,
-/// and `current` is read synchronously on libmicrohttpd's threads.
+/// A class around a `Mutex`, not an `actor`: sources publish from their own threads without
+/// awaiting (the netlink thread must never wait), and libmicrohttpd's threads read `current`
+/// synchronously from C callbacks, which cannot `await`. Every critical section is short and
+/// nothing inside it calls out, except yielding to streams (which only enqueues).
 public final class NetworkMonitor: Sendable {
     /// The process-wide instance, started on first use. Its `close()` does nothing, so no
     /// feature can end everyone else's streams by accident.
@@ -17,9 +21,12 @@ public final class NetworkMonitor: Sendable {
     private struct State {
         var latest: ReachabilityStatus
         var subscribers: [UInt64: AsyncStream<ReachabilityStatus>.Continuation] = [:]
-        var nextSubscriberID: UInt64 = 0
+        var changeObservers: [UInt64: @Sendable (NetworkChange) -> Void] = [:]
+        var changeStreams: [UInt64: AsyncStream<NetworkChange>.Continuation] = [:]
+        var nextID: UInt64 = 0
+        var batches: UInt64 = 0
         var isClosed = false
-        var failure: String?
+        var failure: MonitorFailure?
     }
 
     private let state: Mutex<State>
@@ -28,49 +35,76 @@ public final class NetworkMonitor: Sendable {
 
     /// A monitor this caller owns and closes. Takes the first full reading before returning.
     ///
-    /// - Throws: `NetlinkError` when the kernel's routing sockets cannot be opened or read.
-    public init(configuration: MonitorConfiguration = MonitorConfiguration()) throws {
+    /// - Throws: `MonitorFailure` when the kernel's routing sockets cannot be opened or read.
+    public init(configuration: MonitorConfiguration = MonitorConfiguration()) throws(MonitorFailure) {
         isShared = false
         state = Mutex(State(latest: Self.unknownStatus()))
-        let source = try NetlinkSource(configuration: configuration)
-        let path = try source.seed()
-        self.source = source
-        publish(path)
-        startSource()
+        let opened = Result { () throws(SystemError) in try NetlinkSource(configuration: configuration) }
+        source = try? opened.get()
+        do {
+            _ = try opened.get()
+            try seedAndStart()
+        } catch {
+            source?.stop()
+            throw MonitorFailure(.cannotStart, cause: error)
+        }
     }
 
     /// The shared instance cannot throw: a failure to start is reported through `failure`.
     private init(sharedWith configuration: MonitorConfiguration) {
         isShared = true
         state = Mutex(State(latest: Self.unknownStatus()))
+        let opened = Result { () throws(SystemError) in try NetlinkSource(configuration: configuration) }
+        source = try? opened.get()
         do {
-            let source = try NetlinkSource(configuration: configuration)
-            let path = try source.seed()
-            self.source = source
-            publish(path)
-            startSource()
+            _ = try opened.get()
+            try seedAndStart()
         } catch {
-            self.source = nil
-            state.withLock { $0.failure = "\(error)" }
+            source?.stop()
+            state.withLock { $0.failure = MonitorFailure(.cannotStart, cause: error) }
         }
+    }
+
+    /// The first full reading, synchronously, then the source's thread.
+    private func seedAndStart() throws(SystemError) {
+        guard let source else { return }
+        let path = try source.seed()
+        update { $0.path = path }
+        try source.start { [weak self] report in self?.receive(report) }
     }
 
     private static func unknownStatus() -> ReachabilityStatus {
         ReachabilityStatus(path: .unknown, sequence: 0, changedAt: Date())
     }
 
-    private func startSource() {
-        source?.start(
-            publish: { [weak self] path in self?.publish(path) },
-            fail: { [weak self] reason in self?.state.withLock { $0.failure = reason } }
-        )
+    /// What the kernel source learned. While the kernel cannot be observed the document says
+    /// `unknown` (reachd does not know); a failure for good also fails liveness.
+    private func receive(_ report: NetlinkSource.Report) {
+        switch report {
+        case .path(let path):
+            state.withLock { $0.failure = nil }
+            update { $0.path = path }
+        case .networkChanged:
+            let (observers, change) = state.withLock { state in
+                state.batches += 1
+                let change = NetworkChange(batch: state.batches)
+                for stream in state.changeStreams.values { stream.yield(change) }
+                return (Array(state.changeObservers.values), change)
+            }
+            for observer in observers { observer(change) }
+        case .unobservable(let cause, let attempts, let givenUp):
+            if givenUp {
+                state.withLock { $0.failure = MonitorFailure(.connectionLost(attempts: attempts), cause: cause) }
+            }
+            update { $0.path = .unknown }
+        }
     }
 
     /// The latest status (the last one observed, once closed).
     public var current: ReachabilityStatus { state.withLock { $0.latest } }
 
-    /// Why the monitor stopped observing the kernel for good; `nil` while it works.
-    public var failure: String? { state.withLock { $0.failure } }
+    /// Why the monitor cannot observe the kernel for good; `nil` while it works (or recovers).
+    public var failure: MonitorFailure? { state.withLock { $0.failure } }
 
     /// Whether `close()` has ended this monitor.
     public var isClosed: Bool { state.withLock { $0.isClosed } }
@@ -87,9 +121,9 @@ public final class NetworkMonitor: Sendable {
         let id = state.withLock { state -> UInt64? in
             continuation.yield(state.latest)
             guard !state.isClosed else { return nil }
-            state.nextSubscriberID += 1
-            state.subscribers[state.nextSubscriberID] = continuation
-            return state.nextSubscriberID
+            state.nextID += 1
+            state.subscribers[state.nextID] = continuation
+            return state.nextID
         }
         guard let id else {
             continuation.finish()
@@ -104,13 +138,59 @@ public final class NetworkMonitor: Sendable {
     /// How many subscriptions are open (for tests and metrics).
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
-    /// Records a derived path; a new status (and sequence) only when it differs from the last.
-    private func publish(_ path: NetworkPath) {
+    /// Every batch of kernel notifications from now on, whether or not the document changed.
+    /// Keeps only the newest when the reader is slow; finishes when the monitor closes.
+    public var networkChanges: AsyncStream<NetworkChange> {
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: NetworkChange.self, bufferingPolicy: .bufferingNewest(1)
+        )
+        let id = state.withLock { state -> UInt64? in
+            guard !state.isClosed else { return nil }
+            state.nextID += 1
+            state.changeStreams[state.nextID] = continuation
+            return state.nextID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.changeStreams.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Calls `observer` on the kernel source's thread after every batch: for sources that sleep
+    /// on descriptors of their own and only need a nudge (it must return at once).
+    /// Returns `nil` (and never calls) once the monitor is closed.
+    @discardableResult
+    package func observeNetworkChanges(_ observer: @escaping @Sendable (NetworkChange) -> Void) -> UInt64? {
         state.withLock { state in
-            guard !state.isClosed, state.latest.path != path else { return }
-            state.latest = ReachabilityStatus(path: path, sequence: state.latest.sequence + 1, changedAt: Date())
+            guard !state.isClosed else { return nil }
+            state.nextID += 1
+            state.changeObservers[state.nextID] = observer
+            return state.nextID
+        }
+    }
+
+    package func removeNetworkChangeObserver(_ id: UInt64?) {
+        guard let id else { return }
+        _ = state.withLock { $0.changeObservers.removeValue(forKey: id) }
+    }
+
+    /// Merges one source's contribution into the document. A new status (and sequence) only
+    /// when the document differs from the last apart from its bookkeeping.
+    package func update(_ change: (inout ReachabilityStatus) -> Void) {
+        state.withLock { state in
+            guard !state.isClosed else { return }
+            var next = state.latest
+            change(&next)
+            guard !next.hasSameContent(as: state.latest) else { return }
+            next.sequence = state.latest.sequence + 1
+            next.changedAt = Date()
+            state.latest = next
             for continuation in state.subscribers.values {
-                continuation.yield(state.latest)
+                continuation.yield(next)
             }
         }
     }
@@ -120,13 +200,18 @@ public final class NetworkMonitor: Sendable {
     public func close() {
         guard !isShared else { return }
         source?.stop()
-        let subscribers = state.withLock { state in
+        let (subscribers, changeStreams) = state.withLock { state in
             state.isClosed = true
-            defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
+            state.changeObservers = [:]
+            defer {
+                state.subscribers = [:]
+                state.changeStreams = [:]
+            }
+            return (Array(state.subscribers.values), Array(state.changeStreams.values))
         }
         // Outside the lock: finishing runs each stream's onTermination, which takes it.
         for continuation in subscribers { continuation.finish() }
+        for continuation in changeStreams { continuation.finish() }
     }
 
     deinit {

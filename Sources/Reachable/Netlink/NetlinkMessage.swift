@@ -6,6 +6,9 @@ public enum NetlinkMessage: Sendable, Equatable {
     case addressRemoved(AddressRecord)
     case route(RouteRecord)
     case routeRemoved(RouteRecord)
+    /// A route with a destination, added or removed, from a parser that does not keep such
+    /// routes: nothing of it is kept, but the kernel's routing answer may differ now.
+    case specificRoute(removed: Bool)
     /// A rule or netconf change (or any other rtnetlink type reachd subscribes to): it changes
     /// nothing in the table, but the kernel's routing answer may differ now.
     case other(type: UInt16)
@@ -23,7 +26,7 @@ public enum NetlinkMessage: Sendable, Equatable {
         switch self {
         case .link, .linkRemoved: .links
         case .address, .addressRemoved: .addresses
-        case .route, .routeRemoved: .routes
+        case .route, .routeRemoved, .specificRoute: .routes
         case .other: .routing
         case .done, .error: nil
         }

@@ -7,8 +7,14 @@ public struct NetlinkParser: Sendable {
     public private(set) var malformedCount = 0
     /// Messages of a type reachd does not read.
     public private(set) var unknownCount = 0
+    /// Whether a route with a destination is parsed in full (`.route`) or only noted
+    /// (`.specificRoute`). The table keeps default routes only; on a host fed 100,000 routes by
+    /// BGP, parsing each one's attributes would be most of the cost of a dump.
+    public let keepsSpecificRoutes: Bool
 
-    public init() {}
+    public init(keepsSpecificRoutes: Bool = true) {
+        self.keepsSpecificRoutes = keepsSpecificRoutes
+    }
 
     public mutating func parse(_ datagram: UnsafeRawBufferPointer) -> [NetlinkEnvelope] {
         guard let base = datagram.baseAddress, !datagram.isEmpty else { return [] }
@@ -55,6 +61,9 @@ public struct NetlinkParser: Sendable {
         case Int32(RTM_NEWADDR), Int32(RTM_DELADDR):
             parsed = parseAddress(header).map { type == Int32(RTM_NEWADDR) ? .address($0) : .addressRemoved($0) }
         case Int32(RTM_NEWROUTE), Int32(RTM_DELROUTE):
+            if !keepsSpecificRoutes, let info = payload(header, as: rtmsg.self), info.pointee.rtm_dst_len != 0 {
+                return .specificRoute(removed: type == Int32(RTM_DELROUTE))
+            }
             parsed = parseRoute(header).map { type == Int32(RTM_NEWROUTE) ? .route($0) : .routeRemoved($0) }
         case Int32(RTM_NEWRULE), Int32(RTM_DELRULE), Int32(RTM_NEWNETCONF), Int32(RTM_DELNETCONF):
             return .other(type: UInt16(type))

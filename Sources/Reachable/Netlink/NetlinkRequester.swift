@@ -5,20 +5,22 @@ import Glibc
 /// never mix with the notifications on the event socket.
 ///
 /// One request at a time: a second dump before the first is read fails with `EBUSY`.
+/// Dumps are applied to the table message by message as they arrive, never collected first:
+/// a host with 100,000 routes costs one datagram of memory, not 100,000 parsed messages.
 final class NetlinkRequester {
     private let socket: NetlinkSocket
     private var sequence: UInt32 = 0
-    private var parser = NetlinkParser()
+    /// Dumps keep only what the table keeps; a lookup's answer is a specific route in full.
+    private var dumpParser = NetlinkParser(keepsSpecificRoutes: false)
+    private var lookupParser = NetlinkParser()
     private var buffer: UnsafeMutableRawBufferPointer
 
     /// Messages the kernel sent that failed validation, across every answer.
-    var malformedCount: Int { parser.malformedCount }
+    var malformedCount: Int { dumpParser.malformedCount + lookupParser.malformedCount }
 
-    init() throws {
-        socket = try NetlinkSocket(groups: [], nonBlocking: false)
-        // A stuck kernel answer must not hang the source thread for ever.
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(socket.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    init(calls: NetlinkSystemCalls) throws(SystemError) {
+        socket = try NetlinkSocket(role: .requests, groups: [], nonBlocking: false, calls: calls)
+        socket.setReceiveTimeout(seconds: 5)
         buffer = .allocate(byteCount: 256 * 1024, alignment: 8)
     }
 
@@ -27,51 +29,66 @@ final class NetlinkRequester {
     }
 
     /// Links, addresses and routes, each dump read to its end before the next is asked for.
-    func dumpEverything() throws -> NetworkTable {
+    func dumpEverything() throws(SystemError) -> NetworkTable {
         var table = NetworkTable()
-        for type in [RTM_GETLINK, RTM_GETADDR, RTM_GETROUTE] {
-            for message in try dump(Int32(type)) { table.apply(message) }
+        for type in [RTM_GETLINK, RTM_GETADDR] {
+            try dump(Int32(type), into: &table, reset: { _ in })
         }
+        try dumpRoutes(into: &table)
         return table
     }
 
-    /// Every message of one dump. A dump the kernel marks interrupted (the state changed
-    /// while it was read) is asked again.
-    func dump(_ type: Int32) throws -> [NetlinkMessage] {
-        for _ in 0..<5 {
-            let (messages, interrupted) = try dumpOnce(type)
-            if !interrupted { return messages }
-        }
-        throw NetlinkError("dump stayed interrupted", code: EAGAIN)
+    /// Replaces the table's default routes with what the kernel holds now (after a silent flush).
+    func dumpRoutes(into table: inout NetworkTable) throws(SystemError) {
+        try dump(Int32(RTM_GETROUTE), into: &table, reset: { $0.removeAllRoutes() })
     }
 
-    private func dumpOnce(_ type: Int32) throws -> ([NetlinkMessage], Bool) {
+    /// Applies every message of one dump to a copy of `table` that starts from `reset`, and
+    /// installs it when the dump completes. A dump the kernel marks interrupted (the state
+    /// changed while it was read) is asked again.
+    private func dump(
+        _ type: Int32, into table: inout NetworkTable, reset: (inout NetworkTable) -> Void
+    ) throws(SystemError) {
+        for _ in 0..<5 {
+            var fresh = table
+            reset(&fresh)
+            if try !dumpOnce(type, into: &fresh) {
+                table = fresh
+                return
+            }
+        }
+        throw SystemError("dump stayed interrupted", code: EAGAIN)
+    }
+
+    /// One dump applied as it streams in; returns whether the kernel marked it interrupted.
+    private func dumpOnce(_ type: Int32, into table: inout NetworkTable) throws(SystemError) -> Bool {
         let sequence = nextSequence()
         try socket.send(NetlinkRequests.dump(type, sequence: sequence))
-        var messages: [NetlinkMessage] = []
         var interrupted = false
         while true {
-            for envelope in try receiveAnswer(sequence) {
+            for envelope in try receiveAnswer(sequence, parser: &dumpParser) {
                 if envelope.flags & UInt16(NLM_F_DUMP_INTR) != 0 { interrupted = true }
                 switch envelope.message {
                 case .done:
-                    return (messages, interrupted)
+                    return interrupted
                 case .error(let code) where code != 0:
-                    throw NetlinkError("dump", code: -code)
+                    throw SystemError("dump", code: -code)
                 default:
-                    messages.append(envelope.message)
+                    table.apply(envelope.message)
                 }
             }
         }
     }
 
-    /// The kernel's route for one destination address.
+    /// The kernel's route for one destination address. A failure to ask (the socket broke, no
+    /// answer in time) is `.failed` with the errno, which the caller tells apart from the
+    /// kernel's own "no route" answers by `SystemError.isTransient`.
     func lookup(_ destination: [UInt8]) -> RouteLookup {
         do {
             let sequence = nextSequence()
             try socket.send(NetlinkRequests.routeLookup(destination: destination, sequence: sequence))
             while true {
-                for envelope in try receiveAnswer(sequence) {
+                for envelope in try receiveAnswer(sequence, parser: &lookupParser) {
                     switch envelope.message {
                     case .route(let route):
                         return .route(
@@ -85,10 +102,8 @@ final class NetlinkRequester {
                     }
                 }
             }
-        } catch let error as NetlinkError {
-            return .failed(errno: error.code)
         } catch {
-            return .failed(errno: EIO)
+            return .failed(errno: error.code)
         }
     }
 
@@ -98,8 +113,10 @@ final class NetlinkRequester {
     }
 
     /// The next datagram's messages that answer `sequence` (stale answers are dropped).
-    private func receiveAnswer(_ sequence: UInt32) throws -> [NetlinkEnvelope] {
-        guard let count = try socket.receive(into: buffer) else { throw NetlinkError("recvfrom", code: EAGAIN) }
+    private func receiveAnswer(
+        _ sequence: UInt32, parser: inout NetlinkParser
+    ) throws(SystemError) -> [NetlinkEnvelope] {
+        guard let count = try socket.receive(into: buffer) else { throw SystemError("recvfrom", code: EAGAIN) }
         return parser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<count])).filter { $0.sequence == sequence }
     }
 }

@@ -1,27 +1,33 @@
 import CMnl
 import Glibc
 
-/// One `NETLINK_ROUTE` socket, opened, bound and closed through libmnl.
+/// One `NETLINK_ROUTE` socket, opened, bound and closed through libmnl; it owns the descriptor.
 ///
 /// Owned by exactly one thread at a time (the source's), hence a plain class.
 final class NetlinkSocket {
     private let handle: OpaquePointer
+    private let role: NetlinkSocketRole
+    private let calls: NetlinkSystemCalls
     let descriptor: Int32
-    let portID: UInt32
 
     /// - Parameters:
     ///   - groups: `RTNLGRP_*` multicast groups to join (empty for a request-only socket).
     ///   - receiveBufferSize: bytes to ask for; events are lost (`ENOBUFS`) when it fills.
-    init(groups: [UInt32], nonBlocking: Bool, receiveBufferSize: Int? = nil) throws {
-        guard let handle = mnl_socket_open(NETLINK_ROUTE) else { throw NetlinkError("mnl_socket_open") }
+    init(
+        role: NetlinkSocketRole, groups: [UInt32], nonBlocking: Bool, receiveBufferSize: Int? = nil,
+        calls: NetlinkSystemCalls
+    ) throws(SystemError) {
+        guard let handle = calls.open(role) else { throw SystemError("mnl_socket_open") }
         self.handle = handle
+        self.role = role
+        self.calls = calls
         descriptor = mnl_socket_get_fd(handle)
         do {
             if nonBlocking {
-                let flags = fcntl(descriptor, F_GETFL)
-                guard fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0 else { throw NetlinkError("fcntl") }
+                let flags = try systemCall("fcntl") { fcntl(descriptor, F_GETFL) }
+                try systemCall("fcntl") { fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
             }
-            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            try systemCall("fcntl") { fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
             if let receiveBufferSize {
                 var size = Int32(clamping: receiveBufferSize)
                 let length = socklen_t(MemoryLayout<Int32>.size)
@@ -31,10 +37,7 @@ final class NetlinkSocket {
                 }
             }
             let mask = groups.reduce(UInt32(0)) { $0 | (1 << ($1 - 1)) }
-            guard mnl_socket_bind(handle, mask, pid_t(MNL_SOCKET_AUTOPID)) == 0 else {
-                throw NetlinkError("mnl_socket_bind")
-            }
-            portID = mnl_socket_get_portid(handle)
+            try systemCall("mnl_socket_bind") { mnl_socket_bind(handle, mask, pid_t(MNL_SOCKET_AUTOPID)) }
         } catch {
             mnl_socket_close(handle)
             throw error
@@ -45,24 +48,27 @@ final class NetlinkSocket {
         mnl_socket_close(handle)
     }
 
-    func send(_ message: [UInt8]) throws {
-        while true {
-            let sent = message.withUnsafeBytes { mnl_socket_sendto(handle, $0.baseAddress, $0.count) }
-            if sent >= 0 { return }
-            if errno != EINTR { throw NetlinkError("sendto") }
+    /// Gives up waiting for an answer after `seconds`: a stuck kernel must not hang the thread.
+    func setReceiveTimeout(seconds: Int) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    func send(_ message: [UInt8]) throws(SystemError) {
+        let sent = message.withUnsafeBytes { bytes in
+            Result { () throws(SystemError) in
+                try systemCall("sendto") { calls.send(role, handle, bytes) }
+            }
         }
+        _ = try sent.get()
     }
 
     /// One datagram into `buffer`; `nil` when a non-blocking socket has nothing more.
-    func receive(into buffer: UnsafeMutableRawBufferPointer) throws -> Int? {
-        while true {
-            let count = mnl_socket_recvfrom(handle, buffer.baseAddress, buffer.count)
-            if count >= 0 { return count }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN: return nil
-            default: throw NetlinkError("recvfrom")
-            }
+    func receive(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int? {
+        do {
+            return try systemCall("recvfrom") { calls.receive(role, handle, buffer) }
+        } catch  where error.code == EAGAIN {
+            return nil
         }
     }
 }

@@ -1,28 +1,31 @@
 import CMnl
-import Dispatch
 import Glibc
 import Synchronization
-
-/// Counters a test or an operator can read to see what the source has done.
-public struct SourceStatistics: Sendable, Equatable {
-    /// Times the thread woke because the event socket had something.
-    public var wakeUps = 0
-    /// Valid messages read from the event socket.
-    public var messages = 0
-    /// Messages skipped as malformed, on either socket.
-    public var malformedMessages = 0
-    /// Full dumps after the kernel said events were lost (`ENOBUFS`).
-    public var resyncs = 0
-}
 
 /// The kernel side of the monitor: an event socket subscribed to every rtnetlink group that can
 /// change reachability, a request socket for dumps and lookups, and one thread that sleeps until
 /// either the kernel or `stop()` wakes it. Never polls.
 ///
+/// When the kernel connection breaks, the source says so at once (the monitor shows `unknown`:
+/// it does not know), then reopens both sockets and dumps again with growing pauses. Only when
+/// that keeps failing does it report a failure for good — and it keeps trying after that, so a
+/// kernel that comes back is followed again.
+///
 /// Unchecked `Sendable`: the sockets, table and parser are used by `seed()` before `start()`
 /// and by the source thread after it, never by two threads at once; the rest is immutable or
 /// behind a mutex.
 final class NetlinkSource: @unchecked Sendable {
+    /// What the source tells its owner, in order, from its thread.
+    enum Report: Sendable {
+        /// A full reading after a drained batch (also one whose path did not change).
+        case path(NetworkPath)
+        /// A batch of notifications was drained: whatever depends on routes should re-run now.
+        case networkChanged
+        /// The kernel cannot be observed right now. `givenUp` once every reopening attempt of a
+        /// round failed: the monitor has failed for good (until a later attempt succeeds).
+        case unobservable(cause: SystemError, attempts: Int, givenUp: Bool)
+    }
+
     private static let groups: [UInt32] = [
         UInt32(RTNLGRP_LINK.rawValue),
         UInt32(RTNLGRP_IPV4_IFADDR.rawValue), UInt32(RTNLGRP_IPV6_IFADDR.rawValue),
@@ -31,134 +34,172 @@ final class NetlinkSource: @unchecked Sendable {
         UInt32(RTNLGRP_IPV4_NETCONF.rawValue), UInt32(RTNLGRP_IPV6_NETCONF.rawValue),
     ]
 
-    private let events: NetlinkSocket
-    private let requester: NetlinkRequester
+    /// The two sockets, replaced together when the connection is reopened.
+    private struct Connection {
+        var events: NetlinkSocket
+        var requester: NetlinkRequester
+        var parser = NetlinkParser(keepsSpecificRoutes: false)
+    }
+
+    private var connection: Connection
     private var table = NetworkTable()
-    private var parser = NetlinkParser()
-    private let wakeDescriptor: Int32
+    private let wakeUp: WakeUpEvent
     private let configuration: MonitorConfiguration
     private let destinations: (ipv4: [UInt8]?, ipv6: [UInt8]?)
     private let classifier: TransportClassifier
     private let stats = Mutex(SourceStatistics())
-    private let finished = DispatchSemaphore(value: 0)
-    private let started = Mutex(false)
-    /// The source thread, so `stop()` called on it (a monitor's last reference dropped inside a
-    /// publish) signals without waiting for itself.
-    private let threadID = Mutex<pthread_t?>(nil)
+    private let thread = Mutex<SourceThread?>(nil)
 
     var statistics: SourceStatistics { stats.withLock { $0 } }
 
     /// Opens both sockets and the wake-up descriptor. Subscribes before anything is dumped, so
     /// no change between the dump and the first read is missed.
-    init(configuration: MonitorConfiguration) throws {
+    init(configuration: MonitorConfiguration) throws(SystemError) {
         self.configuration = configuration
         destinations = (
             IPAddressText.parse(configuration.ipv4Destination), IPAddressText.parse(configuration.ipv6Destination)
         )
         classifier = TransportClassifier(facts: configuration.interfaceFacts)
-        events = try NetlinkSocket(
-            groups: Self.groups, nonBlocking: true, receiveBufferSize: configuration.receiveBufferSize
-        )
-        requester = try NetlinkRequester()
-        wakeDescriptor = eventfd(0, Int32(EFD_CLOEXEC))
-        guard wakeDescriptor >= 0 else { throw NetlinkError("eventfd") }
+        connection = try Self.connect(configuration)
+        wakeUp = try WakeUpEvent()
     }
 
-    deinit {
-        close(wakeDescriptor)
+    private static func connect(_ configuration: MonitorConfiguration) throws(SystemError) -> Connection {
+        let calls = configuration.netlinkSystemCalls
+        return Connection(
+            events: try NetlinkSocket(
+                role: .events, groups: groups, nonBlocking: true,
+                receiveBufferSize: configuration.receiveBufferSize, calls: calls
+            ),
+            requester: try NetlinkRequester(calls: calls)
+        )
     }
 
     /// The first full reading, taken on the caller's thread so the status is meaningful as soon
     /// as the monitor exists. Call before `start`.
-    func seed() throws -> NetworkPath {
-        table = try requester.dumpEverything()
-        return derivePath()
+    func seed() throws(SystemError) -> NetworkPath {
+        table = try connection.requester.dumpEverything()
+        return try derivePath() ?? .unknown
     }
 
-    /// Starts the thread. `publish` gets every derived path (the monitor drops repeats);
-    /// `fail` is called once if the kernel connection breaks for good, and the thread ends.
-    func start(publish: @escaping @Sendable (NetworkPath) -> Void, fail: @escaping @Sendable (String) -> Void) {
-        guard
-            started.withLock({ wasStarted in
-                defer { wasStarted = true }
-                return !wasStarted
-            })
-        else { return }
-        let body = Unmanaged.passRetained(
-            ThreadBody { [self] in
-                threadID.withLock { $0 = pthread_self() }
-                run(publish: publish, fail: fail)
-                finished.signal()
-            }
-        )
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { context in
-                let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
-                body.run()
-                return nil
-            }, body.toOpaque())
-        if created == 0 {
-            pthread_detach(thread)
-        } else {
-            body.release()
-            fail("cannot start the netlink thread: \(String(cString: strerror(created)))")
-            started.withLock { $0 = false }
+    /// Starts the thread; `report` receives everything the source learns, on that thread.
+    func start(report: @escaping @Sendable (Report) -> Void) throws(SystemError) {
+        try thread.withLock { thread throws(SystemError) in
+            guard thread == nil else { return }
+            thread = try SourceThread { [self] in run(report: report) }
         }
     }
 
-    /// Wakes the thread and waits until it has ended; nothing is published after this returns.
+    /// Wakes the thread and waits until it has ended; nothing is reported after this returns.
+    /// Idempotent, and safe from the source thread itself (a monitor released inside a report).
     func stop() {
-        guard started.withLock({ $0 }) else { return }
-        var one: UInt64 = 1
-        _ = write(wakeDescriptor, &one, MemoryLayout<UInt64>.size)
-        if threadID.withLock({ $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }) { return }
-        finished.wait()
-        finished.signal()  // a second stop() returns at once too
+        wakeUp.signal()
+        thread.withLock { $0 }?.join()
     }
 
-    private func run(publish: @Sendable (NetworkPath) -> Void, fail: @Sendable (String) -> Void) {
+    deinit {
+        stop()
+    }
+
+    // MARK: - The source thread
+
+    private func run(report: @Sendable (Report) -> Void) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 8)
         defer { buffer.deallocate() }
-        var descriptors = [
-            pollfd(fd: events.descriptor, events: Int16(POLLIN), revents: 0),
-            pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),
-        ]
         while true {
-            let ready = poll(&descriptors, nfds_t(descriptors.count), -1)
-            if ready < 0 {
-                if errno == EINTR { continue }
-                fail(NetlinkError("poll").description)
-                return
-            }
-            if descriptors[1].revents != 0 { return }
+            let cause = follow(buffer: buffer, report: report)
+            guard let cause else { return }  // stopped
+            report(.unobservable(cause: cause, attempts: 0, givenUp: false))
+            guard reconnect(report: report) else { return }  // stopped while reconnecting
+        }
+    }
+
+    /// Sleeps until the kernel or `stop()` wakes the thread; drains, derives and reports each
+    /// batch. Returns `nil` when stopped, or why the kernel connection broke.
+    private func follow(buffer: UnsafeMutableRawBufferPointer, report: @Sendable (Report) -> Void) -> SystemError? {
+        var descriptors = [
+            pollfd(fd: connection.events.descriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakeUp.rawValue, events: Int16(POLLIN), revents: 0),
+        ]
+        // Only while a route lookup failed for a passing reason (EBUSY, a timeout): ask again soon
+        // rather than publish a guess. Otherwise the thread sleeps until something happens.
+        var retryLookupAfter: Int32 = -1
+        while true {
+            let ready: Int32
             do {
-                try drain(buffer: buffer)
-                publish(derivePath())
+                ready = try systemCall("poll") { poll(&descriptors, nfds_t(descriptors.count), retryLookupAfter) }
             } catch {
-                fail("netlink: \(error)")
-                return
+                return error
             }
+            if descriptors[1].revents != 0 { return nil }
+            do {
+                if ready > 0 { try drain(buffer: buffer) }
+                if let path = try derivePath() {
+                    retryLookupAfter = -1
+                    report(.path(path))
+                } else {
+                    retryLookupAfter = retryLookupAfter < 0 ? 50 : min(retryLookupAfter * 2, 2000)
+                }
+                if ready > 0 { report(.networkChanged) }
+            } catch {
+                return error
+            }
+        }
+    }
+
+    /// Reopens both sockets and dumps everything again, pausing longer after each failure. Every
+    /// `recoveryAttempts` failures in a row are reported as given up; it goes on trying.
+    /// Returns false if stopped meanwhile.
+    private func reconnect(report: @Sendable (Report) -> Void) -> Bool {
+        var attempts = 0
+        var pause = configuration.recoveryPause
+        while true {
+            guard sleep(pause) else { return false }
+            attempts += 1
+            do {
+                var fresh = try Self.connect(configuration)
+                table = try fresh.requester.dumpEverything()
+                swap(&connection, &fresh)
+                stats.withLock { $0.reconnects += 1 }
+                if let path = try derivePath() { report(.path(path)) }
+                report(.networkChanged)
+                return true
+            } catch {
+                let givenUp = attempts % configuration.recoveryAttempts == 0
+                report(.unobservable(cause: error, attempts: attempts, givenUp: givenUp))
+                pause = min(pause * 2, configuration.recoveryPauseLimit)
+            }
+        }
+    }
+
+    /// Waits `duration` unless stopped first; returns false if stopped.
+    private func sleep(_ duration: Duration) -> Bool {
+        var descriptor = pollfd(fd: wakeUp.rawValue, events: Int16(POLLIN), revents: 0)
+        let deadline = ContinuousClock.now + duration
+        while true {
+            let left = deadline - .now
+            guard left > .zero else { return true }
+            let milliseconds = Int32(min(left / .milliseconds(1) + 1, 60_000))
+            if ((try? systemCall("poll") { poll(&descriptor, 1, milliseconds) }) ?? 0) > 0 { return false }
         }
     }
 
     /// Reads every pending notification and applies it; then re-reads what the kernel changes
     /// without telling: all of it after lost events, the routes after link or address changes.
-    private func drain(buffer: UnsafeMutableRawBufferPointer) throws {
+    private func drain(buffer: UnsafeMutableRawBufferPointer) throws(SystemError) {
         var lostEvents = false
         var touchedLinksOrAddresses = false
         var count = 0
         while true {
             let received: Int?
             do {
-                received = try events.receive(into: buffer)
-            } catch let error as NetlinkError where error.code == ENOBUFS {
+                received = try connection.events.receive(into: buffer)
+            } catch  where error.code == ENOBUFS {
                 lostEvents = true
                 continue
             }
             guard let received else { break }
-            for envelope in parser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<received])) {
+            for envelope in connection.parser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<received])) {
                 count += 1
                 switch table.apply(envelope.message) {
                 case .links, .addresses: touchedLinksOrAddresses = true
@@ -167,12 +208,12 @@ final class NetlinkSource: @unchecked Sendable {
             }
         }
         if lostEvents {
-            table = try requester.dumpEverything()
+            table = try connection.requester.dumpEverything()
         } else if touchedLinksOrAddresses {
             // The kernel flushes IPv4 routes of a downed link without RTM_DELROUTE.
-            table.replaceRoutes(with: try requester.dump(Int32(RTM_GETROUTE)))
+            try connection.requester.dumpRoutes(into: &table)
         }
-        let malformed = parser.malformedCount + requester.malformedCount
+        let malformed = connection.parser.malformedCount + connection.requester.malformedCount
         stats.withLock {
             $0.wakeUps += 1
             $0.messages += count
@@ -182,20 +223,34 @@ final class NetlinkSource: @unchecked Sendable {
     }
 
     /// Asks the kernel where outside traffic would go, then derives the path from the table.
-    private func derivePath() -> NetworkPath {
-        let lookups = RouteLookups(
-            ipv4: destinations.ipv4.map(requester.lookup) ?? .notAsked,
-            ipv6: destinations.ipv6.map(requester.lookup) ?? .notAsked
-        )
+    /// `nil` when a lookup failed for a passing reason (asked three times): no guess is made.
+    /// Throws when the request socket itself is broken.
+    private func derivePath() throws(SystemError) -> NetworkPath? {
+        guard let ipv4 = try lookup(destinations.ipv4), let ipv6 = try lookup(destinations.ipv6) else { return nil }
         return derive(
-            table: table, lookups: lookups, classifier: classifier,
+            table: table, lookups: RouteLookups(ipv4: ipv4, ipv6: ipv6), classifier: classifier,
             meteredPatterns: configuration.meteredInterfacePatterns
         )
     }
-}
 
-/// The source thread's work, carried through pthread_create's context pointer.
-private final class ThreadBody: Sendable {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    /// One family's lookup, told apart: the kernel's answer (a route, or "no route" errors such
+    /// as `ENETUNREACH`), a passing failure to ask (`nil`), or a broken socket (thrown).
+    private func lookup(_ destination: [UInt8]?) throws(SystemError) -> RouteLookup? {
+        guard let destination else { return .notAsked }
+        for _ in 0..<3 {
+            let answer = connection.requester.lookup(destination)
+            guard case .failed(let code) = answer else { return answer }
+            if Self.kernelAnswers.contains(code) { return answer }
+            let error = SystemError("route lookup", code: code)
+            guard error.isTransient else { throw error }
+            stats.withLock { $0.transientLookupFailures += 1 }
+        }
+        return nil
+    }
+
+    /// Errors that are the kernel's answer about routing itself, not a failure to ask: no route,
+    /// a `prohibit`/`blackhole`/`unreachable` route, or the family switched off.
+    private static let kernelAnswers: Set<Int32> = [
+        ENETUNREACH, EHOSTUNREACH, EACCES, EPERM, EINVAL, ENETDOWN, EAFNOSUPPORT, EADDRNOTAVAIL,
+    ]
 }

@@ -1,6 +1,6 @@
 /// One network interface as the status document shows it (informational: reachability itself
 /// comes from the kernel's route lookups, not from this list).
-public struct InterfaceStatus: Sendable, Equatable, Codable {
+public struct InterfaceStatus: Sendable, Equatable {
     public var name: String
     public var index: Int32
     public var transport: Transport
@@ -24,21 +24,5 @@ public struct InterfaceStatus: Sendable, Equatable, Codable {
         self.operState = operState
         self.isDefaultRoute = isDefaultRoute
         self.addresses = addresses
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case name, index, transport, kind, operState, isDefaultRoute, addresses
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(name, forKey: .name)
-        try container.encode(index, forKey: .index)
-        try container.encode(transport, forKey: .transport)
-        // Always present, `null` when the kernel names no kind: a stable shape for clients.
-        try container.encode(kind, forKey: .kind)
-        try container.encode(operState, forKey: .operState)
-        try container.encode(isDefaultRoute, forKey: .isDefaultRoute)
-        try container.encode(addresses, forKey: .addresses)
     }
 }

@@ -32,16 +32,16 @@ public struct NetworkTable: Sendable, Equatable {
         case .routeRemoved(let route):
             guard route.destinationLength == 0 else { return .routes }
             defaultRoutesByKey[route.key] = nil
-        case .other, .done, .error:
+        case .specificRoute, .other, .done, .error:
             break
         }
         return message.topic
     }
 
-    /// Replaces every default route with a fresh dump's (after a silent flush or an overflow).
-    public mutating func replaceRoutes(with messages: [NetlinkMessage]) {
+    /// Forgets every default route, before a fresh dump of routes is applied (after a silent
+    /// flush or an overflow).
+    public mutating func removeAllRoutes() {
         defaultRoutesByKey = [:]
-        for message in messages { apply(message) }
     }
 
     /// The usable address with these bytes, on whichever interface it lives.

@@ -37,7 +37,7 @@ final class RequestRouter: HTTPHandler {
         case .events:
             return openStream(connection, context: context)
         case .liveness:
-            let (status, body) = HealthDocument.liveness(failure: monitor.failure)
+            let (status, body) = HealthDocument.liveness(failure: monitor.failure.map { "\($0)" })
             return sendHealth(connection, status: status, body: body)
         case .readiness:
             let (status, body) = HealthDocument.readiness(

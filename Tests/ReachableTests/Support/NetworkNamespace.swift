@@ -57,12 +57,12 @@ final class NetworkNamespace: Sendable {
 
     private func withThreadInside<T>(_ body: () throws -> T) throws -> T {
         let target = open("/var/run/netns/\(name)", O_RDONLY | O_CLOEXEC)
-        guard target >= 0 else { throw NetlinkError("open /var/run/netns/\(name)") }
+        guard target >= 0 else { throw SystemError("open /var/run/netns/\(name)") }
         defer { close(target) }
         let original = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)
-        guard original >= 0 else { throw NetlinkError("open /proc/thread-self/ns/net") }
+        guard original >= 0 else { throw SystemError("open /proc/thread-self/ns/net") }
         defer { close(original) }
-        guard Self.setns(target, Self.cloneNewNet) == 0 else { throw NetlinkError("setns \(name)") }
+        guard Self.setns(target, Self.cloneNewNet) == 0 else { throw SystemError("setns \(name)") }
         defer {
             // A pool thread left in a test namespace would poison every later test on it.
             if Self.setns(original, Self.cloneNewNet) != 0 {

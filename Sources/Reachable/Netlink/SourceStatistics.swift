@@ -1,0 +1,17 @@
+/// Counters a test or an operator can read to see what the source has done.
+public struct SourceStatistics: Sendable, Equatable {
+    /// Times the thread woke because the event socket had something.
+    public var wakeUps = 0
+    /// Valid messages read from the event socket.
+    public var messages = 0
+    /// Messages skipped as malformed, on either socket.
+    public var malformedMessages = 0
+    /// Full dumps after the kernel said events were lost (`ENOBUFS`).
+    public var resyncs = 0
+    /// Times the kernel connection broke and both sockets were reopened successfully.
+    public var reconnects = 0
+    /// Route lookups that failed for a passing reason (`EBUSY`, a timeout) and were asked again.
+    public var transientLookupFailures = 0
+
+    public init() {}
+}

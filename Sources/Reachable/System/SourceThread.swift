@@ -1,0 +1,54 @@
+import Glibc
+import Synchronization
+
+/// A dedicated POSIX thread for a source that sleeps in `poll`: outside Swift's cooperative
+/// pool, which must never block. Joined exactly once; joining from the thread itself (an owner
+/// released inside one of its own callbacks) returns at once instead of deadlocking.
+final class SourceThread: Sendable {
+    private struct State: @unchecked Sendable {
+        // Unchecked: pthread_t is an integer on Linux; it is only read under the lock.
+        var thread: pthread_t
+        var joined = false
+    }
+
+    private let state: Mutex<State>
+
+    init(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { context in
+                Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
+                return nil
+            }, context)
+        guard created == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            throw SystemError("pthread_create", code: created)
+        }
+        state = Mutex(State(thread: thread))
+    }
+
+    /// Waits until the thread has ended. Idempotent.
+    func join() {
+        let thread = state.withLock { state -> pthread_t? in
+            guard !state.joined, pthread_equal(state.thread, pthread_self()) == 0 else { return nil }
+            state.joined = true
+            return state.thread
+        }
+        if let thread { pthread_join(thread, nil) }
+    }
+
+    deinit {
+        // Never joined (its owner was released on the thread itself): let it end on its own.
+        state.withLock { state in
+            if !state.joined { pthread_detach(state.thread) }
+        }
+    }
+
+    /// The thread's work, carried through pthread_create's context pointer.
+    private final class Body: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
+}
