@@ -13,7 +13,8 @@ import FoundationEssentials
 /// A list is a `Setting<[T]>` whose `parse` splits the text (`--metered-interfaces` on commas).
 /// A repeatable option such as `--target NAME=URL` (env `REACHD_TARGETS`, space-separated) fits
 /// the same shape: an `Option` initializer for `Setting<[T]>` that parses each occurrence with
-/// `parse`, and `resolve(flags.isEmpty ? nil : flags)` so that no flag falls back likewise.
+/// `parse`, and `resolve(flags.isEmpty ? nil : flags)`, so that without the flag the variable
+/// and the default apply as for every other option.
 struct Setting<Value: Sendable>: Sendable {
     /// The long flag without its dashes, such as `max-connections`.
     let flag: String
