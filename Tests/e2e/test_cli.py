@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -107,3 +108,83 @@ def test_a_port_in_use_is_refused_with_a_reason():
         result = run("--host", "127.0.0.1", "--port", str(server.port), timeout=10)
         assert result.returncode == 1
         assert "cannot listen" in result.stderr
+
+
+# The contract of every serving option, as the README's table states it. `None`: no default shown.
+OPTIONS = {
+    "host": ("REACHD_HOST", "0.0.0.0 to serve, 127.0.0.1 to ask"),
+    "port": ("REACHD_PORT", "9478"),
+    "heartbeat": ("REACHD_HEARTBEAT", "15"),
+    "ready-when": ("REACHD_READY_WHEN", "reachable"),
+    "metered-interfaces": ("REACHD_METERED_INTERFACES", None),
+    "max-connections": ("REACHD_MAX_CONNECTIONS", "10000"),
+    "max-connections-per-ip": ("REACHD_MAX_CONNECTIONS_PER_IP", "0"),
+    "connection-timeout": ("REACHD_CONNECTION_TIMEOUT", "30"),
+    "connection-memory": ("REACHD_CONNECTION_MEMORY", "8192"),
+    "shutdown-timeout": ("REACHD_SHUTDOWN_TIMEOUT", "10"),
+    "threads": ("REACHD_THREADS", "2"),
+    "ipv4-destination": ("REACHD_IPV4_DESTINATION", "8.8.8.8"),
+    "ipv6-destination": ("REACHD_IPV6_DESTINATION", "2001:4860:4860::8888"),
+    "log-level": ("REACHD_LOG_LEVEL", "info"),
+    "log-format": ("REACHD_LOG_FORMAT", "text"),
+}
+
+
+def help_entries(*command: str) -> dict[str, str]:
+    """Each option of `reachd [command] --help` that takes a value, with its help text on one line."""
+    result = run(*command, "--help")
+    assert result.returncode == 0, result.stderr
+    options = result.stdout.split("OPTIONS:", 1)[1].split("SUBCOMMANDS:", 1)[0]
+    text = " ".join(options.split())
+    return {m[1]: m[2] for m in re.finditer(r"--([a-z0-9-]+) <[a-z0-9-]+> (.*?)(?= --[a-z]| -h,|$)", text)}
+
+
+def test_help_shows_every_options_variable_and_default():
+    for command in [(), ("serve",)]:
+        entries = help_entries(*command)
+        assert set(entries) == set(OPTIONS), command
+        for flag, (variable, default) in OPTIONS.items():
+            suffix = f"(env: {variable}, default: {default})." if default else f"(env: {variable})."
+            assert entries[flag].endswith(suffix), (command, flag, entries[flag])
+
+
+def test_the_client_commands_list_host_and_port_with_their_variables():
+    for command in ["status", "watch", "check"]:
+        entries = help_entries(command)
+        assert "(env: REACHD_HOST," in entries["host"] and "(env: REACHD_PORT," in entries["port"], command
+
+
+def test_a_malformed_variable_is_refused_naming_it_and_a_malformed_flag_naming_the_flag():
+    # Any text is a pattern; --host is refused by the server when it cannot bind (below).
+    for flag, (variable, _) in OPTIONS.items():
+        if flag in ("metered-interfaces", "host"):
+            continue
+        result = run(env={variable: "garbage"})
+        assert result.returncode == 64, (variable, result.stdout, result.stderr)
+        assert f"{variable}=garbage" in result.stderr and f"--{flag}" in result.stderr, (variable, result.stderr)
+        result = run(f"--{flag}", "garbage")
+        assert result.returncode == 64, (flag, result.stdout, result.stderr)
+        assert f"--{flag}" in result.stderr, (flag, result.stderr)
+    result = run(env={"REACHD_HOST": "garbage"})
+    assert result.returncode == 1 and "host" in result.stderr, result.stderr
+
+
+def listening_line(server: Reachd) -> str:
+    """The start-up log line (written just after the socket listens, so it may trail /livez)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        for line in server.output().splitlines():
+            if "reachd listening" in line:
+                return line
+        time.sleep(0.05)
+    raise AssertionError(server.output())
+
+
+def test_a_flag_wins_over_its_variable_which_wins_over_the_default():
+    with Reachd(env={"REACHD_READY_WHEN": "always", "REACHD_LOG_FORMAT": "json"}) as server:
+        assert json.loads(listening_line(server))["readyWhen"] == "always"
+    with Reachd("--ready-when", "reachable", "--log-format", "text", env={"REACHD_READY_WHEN": "always"}) as server:
+        assert "readyWhen=reachable" in listening_line(server)
+    # An empty variable counts as unset.
+    with Reachd(env={"REACHD_READY_WHEN": "", "REACHD_LOG_FORMAT": ""}) as server:
+        assert "readyWhen=reachable" in listening_line(server)

@@ -1,0 +1,102 @@
+import Logging
+import Reachable
+import ReachableServer
+
+/// Every option of `reachd`, each declared once. Defaults come from the configuration types'
+/// own defaults where there is one. To add an option: declare it here, add
+/// `@Option(Settings.x) var x: T?` to `ServeOptions`, and `try Settings.x.resolve(x)` where the
+/// configuration is built.
+enum Settings {
+    // MARK: Where to listen (and where the client commands ask)
+
+    static let host = Setting<String>(
+        "host", "Address to listen on / to ask: an IPv4 or IPv6 literal",
+        default: ServerConfiguration().host,
+        defaultText: "\(ServerConfiguration().host) to serve, \(ServerAddress.loopback) to ask",
+        // The server refuses what it cannot bind, with the reason getaddrinfo gives.
+        invalid: "must be an IPv4 or IPv6 literal", parse: { $0 }
+    )
+
+    static let port = Setting<Int>("port", "TCP port", default: ServerConfiguration().port, in: 0...65535)
+
+    // MARK: Serving
+
+    static let heartbeat = Setting<Double>(
+        "heartbeat", "Seconds between SSE keep-alive comments",
+        default: ServerConfiguration().heartbeat, in: 0.05..., unit: " s"
+    )
+
+    static let readyWhen = Setting<ServerConfiguration.ReadinessPolicy>(
+        "ready-when", "When /readyz passes", default: ServerConfiguration().readiness
+    )
+
+    static let maxConnections = Setting<Int>(
+        "max-connections", "Open connections at most, SSE clients included",
+        default: ServerConfiguration().maxConnections, in: 1...
+    )
+
+    static let maxConnectionsPerIP = Setting<Int>(
+        "max-connections-per-ip", "Open connections per client address at most; 0 = no limit, right behind a proxy",
+        default: ServerConfiguration().maxConnectionsPerIP, in: 0...
+    )
+
+    static let connectionTimeout = Setting<Int>(
+        "connection-timeout", "Seconds before an idle non-streaming connection is closed",
+        default: ServerConfiguration().connectionTimeout, in: 1..., unit: " s"
+    )
+
+    static let connectionMemory = Setting<Int>(
+        "connection-memory",
+        "Bytes of memory per connection; bounds request headers to about half of it, and each SSE stream costs about this much",
+        default: ServerConfiguration().connectionMemoryLimit, in: 4096...1_048_576, unit: " bytes"
+    )
+
+    static let shutdownTimeout = Setting<Double>(
+        "shutdown-timeout", "Seconds a graceful shutdown may take",
+        default: ServerConfiguration().shutdownTimeout, invalid: "must be > 0", where: { $0 > 0 }
+    )
+
+    static let threads = Setting<Int>(
+        "threads", "HTTP worker threads", default: ServerConfiguration().threads, in: 1...64
+    )
+
+    // MARK: Observing the network
+
+    static let meteredInterfaces = Setting<[String]>(
+        "metered-interfaces", "Comma-separated interface name patterns whose traffic is metered, e.g. 'wwan*,usb*'",
+        default: MonitorConfiguration().meteredInterfacePatterns,
+        invalid: "must be comma-separated patterns",
+        parse: { $0.split(separator: ",").map(\.trimmed).filter { !$0.isEmpty } },
+        show: { $0.joined(separator: ",") }
+    )
+
+    static let ipv4Destination = Setting<String>(
+        "ipv4-destination", "Outside IPv4 address whose route decides ipv4; no packet is sent",
+        default: MonitorConfiguration().ipv4Destination, invalid: "not an IP address", parse: ipAddress
+    )
+
+    static let ipv6Destination = Setting<String>(
+        "ipv6-destination", "Outside IPv6 address whose route decides ipv6; no packet is sent",
+        default: MonitorConfiguration().ipv6Destination, invalid: "not an IP address", parse: ipAddress
+    )
+
+    // MARK: Logging
+
+    static let logLevel = Setting<Logger.Level>(
+        "log-level", "Log level", default: .info, parse: { Logger.Level(rawValue: $0.lowercased()) }
+    )
+
+    static let logFormat = Setting<LogFormat>("log-format", "Log format", default: .text)
+
+    @Sendable private static func ipAddress(_ text: String) -> String? {
+        IPAddressText.parse(text) == nil ? nil : text
+    }
+}
+
+/// How log lines are written to stderr.
+enum LogFormat: String, CaseIterable, Sendable {
+    /// swift-log's own line format.
+    case text
+    /// One JSON object per line, for log collectors (`JSONLogHandler`).
+    case json
+}
