@@ -125,6 +125,23 @@ import Testing
         #expect(fixture.table.links.count == 3, "links untouched")
     }
 
+    @Test func aParserThatKeepsOnlyDefaultRoutesNotesTheOthers() {
+        var parser = NetlinkParser(keepsSpecificRoutes: false)
+        let messages = parser.parse(
+            MessageBuilder.route(outputInterface: 2)
+                + MessageBuilder.route(destination: "198.18.1.0", destinationLength: 24, outputInterface: 3)
+        ).map(\.message)
+        #expect(messages.count == 2)
+        guard case .route(let route) = messages.first else {
+            Issue.record("a default route is parsed in full: \(messages)")
+            return
+        }
+        #expect(route.outputInterfaces == [2])
+        #expect(messages.last == .specificRoute(removed: false))
+        #expect(messages.last?.topic == .routes)
+        #expect(parser.malformedCount == 0)
+    }
+
     @Test func applyReportsTheTopicOfEachMessage() {
         var table = NetworkTable()
         var parser = NetlinkParser()

@@ -15,12 +15,16 @@ final class NetlinkRequester {
     private var lookupParser = NetlinkParser()
     private var buffer: UnsafeMutableRawBufferPointer
 
+    /// Whether the kernel filters dumps by interface (Linux 4.20 and later).
+    private let filtersDumps: Bool
+
     /// Messages the kernel sent that failed validation, across every answer.
     var malformedCount: Int { dumpParser.malformedCount + lookupParser.malformedCount }
 
     init(calls: NetlinkSystemCalls) throws(SystemError) {
         socket = try NetlinkSocket(role: .requests, groups: [], nonBlocking: false, calls: calls)
         socket.setReceiveTimeout(seconds: 5)
+        filtersDumps = socket.enableStrictChecking()
         buffer = .allocate(byteCount: 256 * 1024, alignment: 8)
     }
 
@@ -32,7 +36,7 @@ final class NetlinkRequester {
     func dumpEverything() throws(SystemError) -> NetworkTable {
         var table = NetworkTable()
         for type in [RTM_GETLINK, RTM_GETADDR] {
-            try dump(Int32(type), into: &table, reset: { _ in })
+            try dump({ NetlinkRequests.dump(Int32(type), sequence: $0) }, into: &table) { _ in }
         }
         try dumpRoutes(into: &table)
         return table
@@ -40,19 +44,28 @@ final class NetlinkRequester {
 
     /// Replaces the table's default routes with what the kernel holds now (after a silent flush).
     func dumpRoutes(into table: inout NetworkTable) throws(SystemError) {
-        try dump(Int32(RTM_GETROUTE), into: &table, reset: { $0.removeAllRoutes() })
+        try dump({ NetlinkRequests.dump(Int32(RTM_GETROUTE), sequence: $0) }, into: &table) { $0.removeAllRoutes() }
+    }
+
+    /// Re-reads only the routes through `interfaceIndex` (both families), after the kernel may
+    /// have dropped some of them without a notification.
+    func dumpRoutes(through interfaceIndex: Int32, into table: inout NetworkTable) throws(SystemError) {
+        guard filtersDumps else { return try dumpRoutes(into: &table) }
+        try dump({ NetlinkRequests.routeDump(through: interfaceIndex, sequence: $0) }, into: &table) {
+            $0.removeRoutes(through: interfaceIndex)
+        }
     }
 
     /// Applies every message of one dump to a copy of `table` that starts from `reset`, and
     /// installs it when the dump completes. A dump the kernel marks interrupted (the state
     /// changed while it was read) is asked again.
     private func dump(
-        _ type: Int32, into table: inout NetworkTable, reset: (inout NetworkTable) -> Void
+        _ request: (UInt32) -> [UInt8], into table: inout NetworkTable, reset: (inout NetworkTable) -> Void
     ) throws(SystemError) {
         for _ in 0..<5 {
             var fresh = table
             reset(&fresh)
-            if try !dumpOnce(type, into: &fresh) {
+            if try !dumpOnce(request, into: &fresh) {
                 table = fresh
                 return
             }
@@ -61,9 +74,9 @@ final class NetlinkRequester {
     }
 
     /// One dump applied as it streams in; returns whether the kernel marked it interrupted.
-    private func dumpOnce(_ type: Int32, into table: inout NetworkTable) throws(SystemError) -> Bool {
+    private func dumpOnce(_ request: (UInt32) -> [UInt8], into table: inout NetworkTable) throws(SystemError) -> Bool {
         let sequence = nextSequence()
-        try socket.send(NetlinkRequests.dump(type, sequence: sequence))
+        try socket.send(request(sequence))
         var interrupted = false
         while true {
             for envelope in try receiveAnswer(sequence, parser: &dumpParser) {

@@ -6,9 +6,25 @@ enum NetlinkRequests {
     /// A dump of every link, address or route (`RTM_GETLINK`, `RTM_GETADDR`, `RTM_GETROUTE`).
     static func dump(_ type: Int32, sequence: UInt32) -> [UInt8] {
         build(type: type, flags: NLM_F_REQUEST | NLM_F_DUMP, sequence: sequence) { header in
-            // Every dump request carries at least a one-byte family; ifinfomsg/rtmsg are larger and
-            // accepted by every type, and zeroed they mean "all families".
+            // Each type's own header, zeroed ("all families, no filter"): the request socket checks
+            // strictly (NETLINK_GET_STRICT_CHK), and then the kernel refuses a header of another size.
+            let size =
+                switch type {
+                case Int32(RTM_GETLINK): MemoryLayout<ifinfomsg>.size
+                case Int32(RTM_GETADDR): MemoryLayout<ifaddrmsg>.size
+                default: MemoryLayout<rtmsg>.size
+                }
+            _ = mnl_nlmsg_put_extra_header(header, size)
+        }
+    }
+
+    /// A dump of the routes through one interface, both families: the kernel filters it (with
+    /// `NETLINK_GET_STRICT_CHK` set on the socket), so a host with 100,000 routes elsewhere pays
+    /// nothing for them.
+    static func routeDump(through interfaceIndex: Int32, sequence: UInt32) -> [UInt8] {
+        build(type: Int32(RTM_GETROUTE), flags: NLM_F_REQUEST | NLM_F_DUMP, sequence: sequence) { header in
             _ = mnl_nlmsg_put_extra_header(header, MemoryLayout<rtmsg>.size)
+            mnl_attr_put_u32(header, UInt16(RTA_OIF.rawValue), UInt32(bitPattern: interfaceIndex))
         }
     }
 

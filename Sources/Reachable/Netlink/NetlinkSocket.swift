@@ -54,6 +54,16 @@ final class NetlinkSocket {
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
+    /// Asks the kernel to check requests strictly and to honour the filters in dump requests
+    /// (`NETLINK_GET_STRICT_CHK`, Linux 4.20). Returns whether it agreed.
+    func enableStrictChecking() -> Bool {
+        var one: Int32 = 1
+        return setsockopt(descriptor, Self.solNetlink, Self.strictCheck, &one, socklen_t(MemoryLayout<Int32>.size)) == 0
+    }
+
+    private static let solNetlink: Int32 = 270  // SOL_NETLINK
+    private static let strictCheck: Int32 = 12  // NETLINK_GET_STRICT_CHK
+
     func send(_ message: [UInt8]) throws(SystemError) {
         let sent = message.withUnsafeBytes { bytes in
             Result { () throws(SystemError) in

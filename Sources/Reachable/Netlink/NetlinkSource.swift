@@ -185,10 +185,11 @@ final class NetlinkSource: @unchecked Sendable {
     }
 
     /// Reads every pending notification and applies it; then re-reads what the kernel changes
-    /// without telling: all of it after lost events, the routes after link or address changes.
+    /// without telling: all of it after lost events, else only the routes of interfaces that
+    /// may have been flushed silently (`SilentFlushes`). Other changes cost no dump at all.
     private func drain(buffer: UnsafeMutableRawBufferPointer) throws(SystemError) {
         var lostEvents = false
-        var touchedLinksOrAddresses = false
+        var flushed = SilentFlushes()
         var count = 0
         while true {
             let received: Int?
@@ -201,17 +202,23 @@ final class NetlinkSource: @unchecked Sendable {
             guard let received else { break }
             for envelope in connection.parser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<received])) {
                 count += 1
-                switch table.apply(envelope.message) {
-                case .links, .addresses: touchedLinksOrAddresses = true
-                default: break
-                }
+                flushed.note(envelope.message, before: table)
+                table.apply(envelope.message)
             }
         }
+        var reread: [Int32] = []
         if lostEvents {
             table = try connection.requester.dumpEverything()
-        } else if touchedLinksOrAddresses {
-            // The kernel flushes IPv4 routes of a downed link without RTM_DELROUTE.
-            try connection.requester.dumpRoutes(into: &table)
+        } else if !flushed.isEmpty {
+            table.removeRoutes(preferredSources: flushed.sources)
+            reread = flushed.interfacesToReread(after: table)
+            for index in reread {
+                if table.links[index] != nil {
+                    try connection.requester.dumpRoutes(through: index, into: &table)
+                } else {
+                    table.removeRoutes(through: index)
+                }
+            }
         }
         let malformed = connection.parser.malformedCount + connection.requester.malformedCount
         stats.withLock {
@@ -219,6 +226,7 @@ final class NetlinkSource: @unchecked Sendable {
             $0.messages += count
             $0.malformedMessages = malformed
             if lostEvents { $0.resyncs += 1 }
+            $0.routeRereads += reread.count
         }
     }
 

@@ -8,6 +8,8 @@ public struct SourceStatistics: Sendable, Equatable {
     public var malformedMessages = 0
     /// Full dumps after the kernel said events were lost (`ENOBUFS`).
     public var resyncs = 0
+    /// Interfaces whose routes were re-read after a possible silent flush.
+    public var routeRereads = 0
     /// Times the kernel connection broke and both sockets were reopened successfully.
     public var reconnects = 0
     /// Route lookups that failed for a passing reason (`EBUSY`, a timeout) and were asked again.

@@ -44,6 +44,19 @@ public struct NetworkTable: Sendable, Equatable {
         defaultRoutesByKey = [:]
     }
 
+    /// Forgets the default routes through one interface, before a dump of its routes is applied.
+    public mutating func removeRoutes(through interfaceIndex: Int32) {
+        defaultRoutesByKey = defaultRoutesByKey.filter { !$0.value.outputInterfaces.contains(interfaceIndex) }
+    }
+
+    /// Forgets the default routes whose preferred source is one of these (removed) addresses.
+    public mutating func removeRoutes(preferredSources: [[UInt8]]) {
+        guard !preferredSources.isEmpty else { return }
+        defaultRoutesByKey = defaultRoutesByKey.filter {
+            !($0.value.preferredSource.map(preferredSources.contains) ?? false)
+        }
+    }
+
     /// The usable address with these bytes, on whichever interface it lives.
     public func usableAddress(_ bytes: [UInt8]) -> AddressRecord? {
         addressesByKey.values.first { $0.bytes == bytes && $0.isUsable }
