@@ -1,4 +1,3 @@
-import CMicroHTTPD
 import Logging
 import Reachable
 import ServiceLifecycle
@@ -38,8 +37,8 @@ public final class ReachabilityServer: Service, Sendable {
             retryMilliseconds: configuration.retryMilliseconds
         )
         router = RequestRouter(
-            monitor: monitor, snapshot: snapshot, hub: hub, daemon: daemon, configuration: configuration,
-            rejections: RejectionLog(logger: logger)
+            monitor: monitor, snapshot: snapshot, hub: hub, readiness: configuration.readiness,
+            isShuttingDown: { [daemon] in daemon.isDraining }, rejections: RejectionLog(logger: logger)
         )
     }
 

@@ -1,6 +1,9 @@
 import Synchronization
 
 /// Every open `/events` stream, and the frame a new one starts with. Fans each change out once.
+///
+/// A class with a mutex: streams are opened and removed on the engine's threads, which cannot
+/// await.
 final class EventHub: Sendable {
     private struct State {
         var streams: [ObjectIdentifier: EventStream] = [:]
@@ -20,7 +23,7 @@ final class EventHub: Sendable {
 
     /// A stream for a new connection, starting with `retry:` and the latest frame. Registered
     /// under the same lock that publishes, so no change falls between its first frame and the next.
-    func open(connection: OpaquePointer) -> EventStream {
+    func open(connection: any StreamConnection) -> EventStream {
         let (stream, isClosing) = state.withLock { state in
             let stream = EventStream(
                 connection: connection, preamble: EventFrame.retry(milliseconds: retryMilliseconds),
@@ -33,8 +36,8 @@ final class EventHub: Sendable {
         return stream
     }
 
+    /// Forgets a stream whose connection has ended.
     func remove(_ stream: EventStream) {
-        stream.markDead()
         _ = state.withLock { $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
     }
 
