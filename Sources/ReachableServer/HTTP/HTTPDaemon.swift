@@ -11,11 +11,17 @@ import Synchronization
 /// 0.9.75's edge-triggered epoll loop misses a client's FIN that arrives together with data
 /// (measured here: 30–100 % of half-closed connections held open until the idle timeout);
 /// level-triggered poll sees every one.
+///
+/// The listening socket has one owner at a time: reachd before `start`; libmicrohttpd while
+/// running (`MHD_stop_daemon` closes it); reachd again once `MHD_quiesce_daemon` hands it back.
+/// A failed quiesce hands nothing back, so libmicrohttpd still closes it.
 final class HTTPDaemon: Sendable {
     enum Phase: Sendable {
         case notStarted
         case running(Handle)
-        case draining(Handle)
+        /// `returnedListener` is the listening socket libmicrohttpd gave back when it quiesced
+        /// (reachd closes it after the stop); `nil` when quiescing failed and it still owns it.
+        case draining(Handle, returnedListener: Int32?)
         case stopped
     }
 
@@ -102,27 +108,27 @@ final class HTTPDaemon: Sendable {
             guard case .running(let handle) = phase else { return }
             let descriptor = MHD_quiesce_daemon(handle.daemon)
             if descriptor >= 0 { shutdown(descriptor, Int32(SHUT_RDWR)) }
-            phase = .draining(handle)
+            phase = .draining(handle, returnedListener: descriptor >= 0 ? descriptor : nil)
         }
     }
 
-    /// Stops the daemon and closes every connection. Every suspended connection must have been
-    /// resumed first: libmicrohttpd aborts the process otherwise.
+    /// Stops the daemon and closes every connection, then the listening socket if it is reachd's.
+    /// Every suspended connection must have been resumed first: libmicrohttpd aborts otherwise.
     func stop() {
-        let handle = phase.withLock { phase -> Handle? in
+        let (handle, listenerToClose) = phase.withLock { phase -> (Handle?, Int32?) in
+            defer { phase = .stopped }
             switch phase {
-            case .running(let handle), .draining(let handle):
-                phase = .stopped
-                return handle
-            case .notStarted, .stopped:
-                phase = .stopped
-                return nil
+            case .notStarted: return (nil, listening.descriptor)
+            case .running(let handle): return (handle, nil)
+            case .draining(let handle, let returnedListener): return (handle, returnedListener)
+            case .stopped: return (nil, nil)
             }
         }
-        guard let handle else { return }
-        MHD_stop_daemon(handle.daemon)
-        Unmanaged<HandlerBox>.fromOpaque(handle.handler).release()
-        close(listening.descriptor)
+        if let handle {
+            MHD_stop_daemon(handle.daemon)
+            Unmanaged<HandlerBox>.fromOpaque(handle.handler).release()
+        }
+        if let listenerToClose { close(listenerToClose) }
     }
 
     /// How far libmicrohttpd's own limit sits above reachd's: room for the few connections
