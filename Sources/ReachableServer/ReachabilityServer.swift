@@ -44,21 +44,20 @@ public final class ReachabilityServer: Service, Sendable {
 
     public func run() async throws {
         try daemon.start(handler: router)
-        let heartbeat = Task { [hub, configuration] in
-            while !Task.isCancelled {
-                try await Task.sleep(for: .seconds(configuration.heartbeat))
-                hub.heartbeat()
+        await withTaskGroup(of: Void.self) { group in
+            // A child task, so it has ended before `drain` stops the daemon: a heartbeat's late
+            // resume can never meet `MHD_stop_daemon`.
+            group.addTask { await self.sendHeartbeats() }
+            await withGracefulShutdownHandler {
+                // Ends when the monitor closes (shutdown) or this task is cancelled.
+                for await status in monitor.updates {
+                    publish(status)
+                }
+            } onGracefulShutdown: {
+                self.beginShutdown()
             }
+            group.cancelAll()
         }
-        await withGracefulShutdownHandler {
-            // Ends when the monitor closes (shutdown) or this task is cancelled.
-            for await status in monitor.updates {
-                publish(status)
-            }
-        } onGracefulShutdown: {
-            self.beginShutdown()
-        }
-        heartbeat.cancel()
         await drain()
     }
 
@@ -81,6 +80,13 @@ public final class ReachabilityServer: Service, Sendable {
                 "ipv4": "\(status.path.ipv4)", "ipv6": "\(status.path.ipv6)",
             ]
         )
+    }
+
+    /// A keep-alive comment on every idle stream each interval, until cancelled.
+    private func sendHeartbeats() async {
+        while (try? await Task.sleep(for: .seconds(configuration.heartbeat))) != nil {
+            hub.heartbeat()
+        }
     }
 
     /// Steps 4–5: every stream writes what is pending, a jittered `retry:`, and its final chunk;
