@@ -95,9 +95,7 @@ public final class ReachabilityServer: Service, Sendable {
         if !daemon.isDraining { beginShutdown() }
         hub.closeAll()
         let deadline = ContinuousClock.now + .seconds(max(0.1, configuration.shutdownTimeout - 0.5))
-        while hub.count > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        await hub.waitUntilEmpty(deadline: deadline)
         let remaining = hub.count
         if remaining > 0 { logger.warning("cutting \(remaining) event streams that did not finish in time") }
         daemon.stop()
