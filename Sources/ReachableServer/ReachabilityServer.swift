@@ -1,4 +1,3 @@
-import CMicroHTTPD
 import Logging
 import Reachable
 import ServiceLifecycle
@@ -38,28 +37,27 @@ public final class ReachabilityServer: Service, Sendable {
             retryMilliseconds: configuration.retryMilliseconds
         )
         router = RequestRouter(
-            monitor: monitor, snapshot: snapshot, hub: hub, daemon: daemon, configuration: configuration,
-            rejections: RejectionLog(logger: logger)
+            monitor: monitor, snapshot: snapshot, hub: hub, readiness: configuration.readiness,
+            isShuttingDown: { [daemon] in daemon.isDraining }, rejections: RejectionLog(logger: logger)
         )
     }
 
     public func run() async throws {
         try daemon.start(handler: router)
-        let heartbeat = Task { [hub, configuration] in
-            while !Task.isCancelled {
-                try await Task.sleep(for: .seconds(configuration.heartbeat))
-                hub.heartbeat()
+        await withTaskGroup(of: Void.self) { group in
+            // A child task, so it has ended before `drain` stops the daemon: a heartbeat's late
+            // resume can never meet `MHD_stop_daemon`.
+            group.addTask { await self.sendHeartbeats() }
+            await withGracefulShutdownHandler {
+                // Ends when the monitor closes (shutdown) or this task is cancelled.
+                for await status in monitor.updates {
+                    publish(status)
+                }
+            } onGracefulShutdown: {
+                self.beginShutdown()
             }
+            group.cancelAll()
         }
-        await withGracefulShutdownHandler {
-            // Ends when the monitor closes (shutdown) or this task is cancelled.
-            for await status in monitor.updates {
-                publish(status)
-            }
-        } onGracefulShutdown: {
-            self.beginShutdown()
-        }
-        heartbeat.cancel()
         await drain()
     }
 
@@ -84,15 +82,20 @@ public final class ReachabilityServer: Service, Sendable {
         )
     }
 
+    /// A keep-alive comment on every idle stream each interval, until cancelled.
+    private func sendHeartbeats() async {
+        while (try? await Task.sleep(for: .seconds(configuration.heartbeat))) != nil {
+            hub.heartbeat()
+        }
+    }
+
     /// Steps 4–5: every stream writes what is pending, a jittered `retry:`, and its final chunk;
     /// then the daemon stops. Streams that do not finish by the deadline are cut.
     private func drain() async {
         if !daemon.isDraining { beginShutdown() }
         hub.closeAll()
         let deadline = ContinuousClock.now + .seconds(max(0.1, configuration.shutdownTimeout - 0.5))
-        while hub.count > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        await hub.waitUntilEmpty(deadline: deadline)
         let remaining = hub.count
         if remaining > 0 { logger.warning("cutting \(remaining) event streams that did not finish in time") }
         daemon.stop()

@@ -39,6 +39,54 @@ struct GracefulShutdownTests {
             #expect(throws: (any Error).self) { try RawClient(port: server.port) }
         }
     }
+
+    /// Cancelling the serving task (what a ServiceGroup does when another service fails) drains
+    /// the same way: streams end with their final chunk, and `run()` returns well within the
+    /// shutdown timeout rather than spinning until it.
+    @Test func cancellingTheServingTaskEndsStreamsAndReturnsPromptly() async throws {
+        let monitor = try NetworkMonitor()
+        defer { monitor.close() }
+        var configuration = ServerConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.shutdownTimeout = 5
+        let server = try ReachabilityServer(
+            monitor: monitor, configuration: configuration, logger: Logger(label: "test"))
+
+        let running = Task { try await server.run() }
+        let client = try RawClient(port: server.port)
+        try client.send("GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
+        _ = try client.read(until: "\n\n")
+
+        let cancelled = ContinuousClock.now
+        running.cancel()
+        let rest = try client.readToEnd()
+        try await running.value
+        #expect(ContinuousClock.now - cancelled < .seconds(2))
+        #expect(rest.contains("retry: "))
+        #expect(
+            rest.hasSuffix("0\r\n\r\n"), "the stream ends with the final chunk: \(rest.suffix(40).debugDescription)")
+        #expect(throws: (any Error).self) { try RawClient(port: server.port) }
+    }
+
+    @Test func heartbeatsReachAnIdleStreamWhileServing() async throws {
+        let monitor = try NetworkMonitor()
+        defer { monitor.close() }
+        var configuration = ServerConfiguration()
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.heartbeat = 0.1
+        let server = try ReachabilityServer(
+            monitor: monitor, configuration: configuration, logger: Logger(label: "test"))
+
+        let running = Task { try await server.run() }
+        let client = try RawClient(port: server.port)
+        try client.send("GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
+        _ = try client.read(until: "data: ")
+        #expect(try client.read(until: ": keep-alive\n\n").contains(": keep-alive"))
+        running.cancel()
+        try await running.value
+    }
 }
 
 /// A blocking TCP client on loopback with a receive timeout, so a hang fails instead of waiting.

@@ -39,13 +39,40 @@ struct HealthDocumentTests {
         #expect(checks["network:reachability"]?.first?["output"] as? String == "shutting down")
     }
 
+    @Test func livenessPassesWhileTheMonitorWorks() throws {
+        let answer = HealthDocument.liveness(failure: nil)
+        #expect(answer.status == 200)
+        let body = try json(answer.body)
+        #expect(body["status"] as? String == "pass")
+        let checks = try #require(body["checks"] as? [String: [[String: Any]]])
+        let check = try #require(checks["netlink:monitor"]?.first)
+        #expect(check["status"] as? String == "pass")
+        #expect(check["componentType"] as? String == "component")
+        #expect(check["output"] == nil)
+    }
+
+    @Test func readinessFailureSaysWhatTheNetworkIs() throws {
+        let answer = HealthDocument.readiness(status: status(.unreachable), policy: .reachable, isShuttingDown: false)
+        let body = try json(answer.body)
+        #expect(body["description"] as? String == "ready when reachable")
+        let checks = try #require(body["checks"] as? [String: [[String: Any]]])
+        let check = try #require(checks["network:reachability"]?.first)
+        #expect(check["status"] as? String == "fail")
+        #expect(check["observedValue"] as? String == "unreachable")
+        #expect(check["output"] as? String == "network is unreachable")
+    }
+
     @Test func livenessFailsWithTheMonitorsReasonEscaped() throws {
         #expect(HealthDocument.liveness(failure: nil).status == 200)
-        let failed = HealthDocument.liveness(failure: "netlink: \"recvfrom\" failed\n\\")
+        let cause = SystemError("recvfrom \"netlink\"\n\\", code: EIO)
+        let failure = MonitorFailure(.connectionLost(attempts: 6), cause: cause)
+        let failed = HealthDocument.liveness(failure: failure)
         #expect(failed.status == 503)
         let body = try json(failed.body)
         #expect(body["status"] as? String == "fail")
         let checks = try #require(body["checks"] as? [String: [[String: Any]]])
-        #expect(checks["netlink:monitor"]?.first?["output"] as? String == "netlink: \"recvfrom\" failed\n\\")
+        let output = try #require(checks["netlink:monitor"]?.first?["output"] as? String)
+        #expect(output == failure.description)
+        #expect(output.contains("recvfrom \"netlink\"\n\\"), "escaped, and read back exactly")
     }
 }

@@ -1,11 +1,16 @@
 import Synchronization
 
 /// Every open `/events` stream, and the frame a new one starts with. Fans each change out once.
+///
+/// A class with a mutex: streams are opened and removed on the engine's threads, which cannot
+/// await.
 final class EventHub: Sendable {
     private struct State {
         var streams: [ObjectIdentifier: EventStream] = [:]
         var latestFrame: [UInt8]
         var isClosing = false
+        /// Waiters of `waitUntilEmpty`, fired when the last stream is removed.
+        var emptyWaiters: [OneShotSignal] = []
     }
 
     private let state: Mutex<State>
@@ -20,7 +25,7 @@ final class EventHub: Sendable {
 
     /// A stream for a new connection, starting with `retry:` and the latest frame. Registered
     /// under the same lock that publishes, so no change falls between its first frame and the next.
-    func open(connection: OpaquePointer) -> EventStream {
+    func open(connection: any StreamConnection) -> EventStream {
         let (stream, isClosing) = state.withLock { state in
             let stream = EventStream(
                 connection: connection, preamble: EventFrame.retry(milliseconds: retryMilliseconds),
@@ -33,9 +38,15 @@ final class EventHub: Sendable {
         return stream
     }
 
+    /// Forgets a stream whose connection has ended.
     func remove(_ stream: EventStream) {
-        stream.markDead()
-        _ = state.withLock { $0.streams.removeValue(forKey: ObjectIdentifier(stream)) }
+        let waiters = state.withLock { state -> [OneShotSignal] in
+            state.streams.removeValue(forKey: ObjectIdentifier(stream))
+            guard state.streams.isEmpty else { return [] }
+            defer { state.emptyWaiters = [] }
+            return state.emptyWaiters
+        }
+        for waiter in waiters { waiter.fire() }
     }
 
     /// Hands a change's frame, encoded once, to every stream.
@@ -58,6 +69,26 @@ final class EventHub: Sendable {
             return Array(state.streams.values)
         }
         for stream in streams { stream.close(trailer: finalRetry()) }
+    }
+
+    /// Returns when no stream is left, or at `deadline`, whichever comes first.
+    ///
+    /// Waits on a signal rather than polling: shutdown often runs in a cancelled task, where
+    /// `Task.sleep` returns at once, so a polling loop would spin a core until the deadline.
+    func waitUntilEmpty(deadline: ContinuousClock.Instant) async {
+        let signal = OneShotSignal()
+        let isEmpty = state.withLock { state in
+            if !state.streams.isEmpty { state.emptyWaiters.append(signal) }
+            return state.streams.isEmpty
+        }
+        guard !isEmpty else { return }
+        // Unstructured, so it does not inherit the caller's cancellation and really sleeps.
+        let timer = Task {
+            try? await Task.sleep(until: deadline, clock: .continuous)
+            signal.fire()
+        }
+        await signal.wait()
+        timer.cancel()
     }
 
     /// The usual delay plus up to 3 s of jitter, so clients spread their reconnects.

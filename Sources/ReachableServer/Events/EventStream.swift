@@ -1,15 +1,25 @@
-import CMicroHTTPD
 import Synchronization
 
-/// One `/events` connection: what it still has to write, and whether libmicrohttpd's
-/// connection is suspended waiting for something to write.
+/// One `/events` connection: what it still has to write, and whether its connection is parked
+/// waiting for something to write.
 ///
 /// Holds at most one pending status frame, replaced by the newest (status is state, not a
 /// log), so a slow reader costs one frame of memory and never slows anybody else.
 ///
-/// Unchecked `Sendable`: the only non-Sendable member is libmicrohttpd's connection handle,
-/// which is only used under `state`'s lock and only while the connection is alive.
-final class EventStream: @unchecked Sendable {
+/// A class with a mutex, not an actor: the engine calls `read` on its own threads, which
+/// cannot await. Suspending happens inside `read`, under the lock, and a resume is taken from
+/// the same lock, so a connection is resumed only after it was suspended and only once.
+final class EventStream: Sendable {
+    /// What one `read` did.
+    enum Read: Equatable {
+        /// Wrote this many bytes (more than 0).
+        case wrote(Int)
+        /// Nothing to write: the connection was suspended until something is.
+        case suspended
+        /// Closing and everything written: the engine ends the response.
+        case ended
+    }
+
     private struct State {
         /// Control lines (`retry:`, keep-alive comments): always delivered, in order.
         var control: [UInt8]
@@ -22,7 +32,7 @@ final class EventStream: @unchecked Sendable {
         var offset = 0
         var isSuspended = false
         var isClosing = false
-        /// The request completed (client left or stream ended): never resume again.
+        /// The connection ended (client left or stream finished): never resume again.
         var isDead = false
 
         var hasPending: Bool { offset < current.count || !control.isEmpty || frame != nil }
@@ -44,38 +54,46 @@ final class EventStream: @unchecked Sendable {
             offset = 0
             return true
         }
+
+        /// If suspended, clears the flag and tells the caller to resume: exactly one caller
+        /// does, and only after the reader's suspend (both happen under the lock).
+        mutating func takeSuspension() -> Bool {
+            guard isSuspended, !isDead else { return false }
+            isSuspended = false
+            return true
+        }
     }
 
-    private let connection: OpaquePointer
+    private let connection: any StreamConnection
     private let state: Mutex<State>
 
-    init(connection: OpaquePointer, preamble: [UInt8], frame: [UInt8]) {
+    init(connection: any StreamConnection, preamble: [UInt8], frame: [UInt8]) {
         self.connection = connection
         state = Mutex(State(control: preamble, frame: frame))
     }
 
-    /// libmicrohttpd asks for bytes. Returns how many were written; when there are none, the
-    /// connection is suspended (inside the lock, so a resume can only follow it) and 0 is
-    /// returned; once closing and empty, end of stream.
-    func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int {
+    /// Fills `buffer` with what is pending. With nothing to write, the connection is suspended
+    /// inside the lock (so a resume can only follow it); once closing and empty, the stream ends.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Read {
         state.withLock { state in
             var written = 0
-            while written < capacity {
+            while written < buffer.count {
                 if state.offset >= state.current.count {
                     guard state.advance() else { break }
                 }
-                let count = min(capacity - written, state.current.count - state.offset)
+                let count = min(buffer.count - written, state.current.count - state.offset)
                 state.current.withUnsafeBytes { source in
-                    (buffer + written).copyMemory(from: source.baseAddress! + state.offset, byteCount: count)
+                    let chunk = UnsafeRawBufferPointer(rebasing: source[state.offset..<(state.offset + count)])
+                    UnsafeMutableRawBufferPointer(rebasing: buffer[written..<(written + count)]).copyMemory(from: chunk)
                 }
                 state.offset += count
                 written += count
             }
-            if written > 0 { return written }
-            if state.isClosing { return reachd_mhd_end_of_stream }
+            if written > 0 { return .wrote(written) }
+            if state.isClosing { return .ended }
             state.isSuspended = true
-            MHD_suspend_connection(connection)
-            return 0
+            connection.suspend()
+            return .suspended
         }
     }
 
@@ -84,9 +102,9 @@ final class EventStream: @unchecked Sendable {
         let wake = state.withLock { state -> Bool in
             guard !state.isDead, !state.isClosing else { return false }
             state.frame = frame
-            return Self.takeSuspension(&state)
+            return state.takeSuspension()
         }
-        if wake { MHD_resume_connection(connection) }
+        if wake { connection.resume() }
     }
 
     /// Writes a keep-alive comment unless something is already waiting to be written.
@@ -94,32 +112,24 @@ final class EventStream: @unchecked Sendable {
         let wake = state.withLock { state -> Bool in
             guard !state.isDead, !state.isClosing, !state.hasPending else { return false }
             state.control = EventFrame.keepAlive
-            return Self.takeSuspension(&state)
+            return state.takeSuspension()
         }
-        if wake { MHD_resume_connection(connection) }
+        if wake { connection.resume() }
     }
 
-    /// Finishes the stream: what is pending, then `trailer`, then the chunked end of stream.
+    /// Finishes the stream: what is pending, then `trailer`, then the end of the response.
     func close(trailer: [UInt8]) {
         let wake = state.withLock { state -> Bool in
             guard !state.isDead, !state.isClosing else { return false }
             state.isClosing = true
             state.trailer = trailer
-            return Self.takeSuspension(&state)
+            return state.takeSuspension()
         }
-        if wake { MHD_resume_connection(connection) }
+        if wake { connection.resume() }
     }
 
-    /// libmicrohttpd finished the request: the connection handle is no longer ours to touch.
+    /// The engine finished the request: the connection is no longer ours to touch.
     func markDead() {
         state.withLock { $0.isDead = true }
-    }
-
-    /// If suspended, clears the flag and tells the caller to resume — exactly one caller does,
-    /// and only after the reader's suspend (both happen under the lock).
-    private static func takeSuspension(_ state: inout State) -> Bool {
-        guard state.isSuspended else { return false }
-        state.isSuspended = false
-        return true
     }
 }

@@ -11,11 +11,17 @@ import Synchronization
 /// 0.9.75's edge-triggered epoll loop misses a client's FIN that arrives together with data
 /// (measured here: 30–100 % of half-closed connections held open until the idle timeout);
 /// level-triggered poll sees every one.
+///
+/// The listening socket has one owner at a time: reachd before `start`; libmicrohttpd while
+/// running (`MHD_stop_daemon` closes it); reachd again once `MHD_quiesce_daemon` hands it back.
+/// A failed quiesce hands nothing back, so libmicrohttpd still closes it.
 final class HTTPDaemon: Sendable {
     enum Phase: Sendable {
         case notStarted
         case running(Handle)
-        case draining(Handle)
+        /// `returnedListener` is the listening socket libmicrohttpd gave back when it quiesced
+        /// (reachd closes it after the stop); `nil` when quiescing failed and it still owns it.
+        case draining(Handle, returnedListener: Int32?)
         case stopped
     }
 
@@ -43,12 +49,15 @@ final class HTTPDaemon: Sendable {
         phase.withLock { if case .running = $0 { false } else { true } }
     }
 
-    /// Starts serving with `handler`, which must outlive the daemon (it is retained until `stop`).
+    /// Starts serving with `handler`, which is retained until `stop`.
     func start(handler: any HTTPHandler) throws {
         try phase.withLock { phase in
             guard case .notStarted = phase else { throw StartFailure(description: "daemon already started") }
             let box = Unmanaged.passRetained(
-                HandlerBox(handler, connectionLimit: configuration.maxConnections)
+                HandlerBox(
+                    handler, connectionLimit: configuration.maxConnections,
+                    connectionTimeout: UInt32(configuration.connectionTimeout)
+                )
             ).toOpaque()
             var options: [MHD_OptionItem] = [
                 item(MHD_OPTION.LISTEN_SOCKET, Int(listening.descriptor)),
@@ -60,15 +69,15 @@ final class HTTPDaemon: Sendable {
                 item(MHD_OPTION.CONNECTION_MEMORY_INCREMENT, 1024),
                 MHD_OptionItem(
                     option: MHD_OPTION.NOTIFY_COMPLETED,
-                    value: unsafeBitCast(requestCompleted, to: Int.self), ptr_value: box
+                    value: unsafeBitCast(DaemonCallbacks.requestCompleted, to: Int.self), ptr_value: box
                 ),
                 MHD_OptionItem(
                     option: MHD_OPTION.NOTIFY_CONNECTION,
-                    value: unsafeBitCast(connectionNotification, to: Int.self), ptr_value: box
+                    value: unsafeBitCast(DaemonCallbacks.connectionNotification, to: Int.self), ptr_value: box
                 ),
                 MHD_OptionItem(
                     option: MHD_OPTION.UNESCAPE_CALLBACK,
-                    value: unsafeBitCast(keepEscaped, to: Int.self), ptr_value: nil
+                    value: unsafeBitCast(DaemonCallbacks.keepEscaped, to: Int.self), ptr_value: nil
                 ),
             ]
             if configuration.maxConnectionsPerIP > 0 {
@@ -79,7 +88,11 @@ final class HTTPDaemon: Sendable {
             }
             options.append(item(MHD_OPTION.END, 0))
             let flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            guard let daemon = reachd_mhd_start(UInt32(flags), acceptPolicy, accessHandler, box, &options) else {
+            guard
+                let daemon = reachd_mhd_start(
+                    UInt32(flags), DaemonCallbacks.acceptPolicy, DaemonCallbacks.accessHandler, box, &options
+                )
+            else {
                 Unmanaged<HandlerBox>.fromOpaque(box).release()
                 throw StartFailure(
                     description: "libmicrohttpd refused to start (check --max-connections and the file limit)")
@@ -95,27 +108,27 @@ final class HTTPDaemon: Sendable {
             guard case .running(let handle) = phase else { return }
             let descriptor = MHD_quiesce_daemon(handle.daemon)
             if descriptor >= 0 { shutdown(descriptor, Int32(SHUT_RDWR)) }
-            phase = .draining(handle)
+            phase = .draining(handle, returnedListener: descriptor >= 0 ? descriptor : nil)
         }
     }
 
-    /// Stops the daemon and closes every connection. Every suspended connection must have been
-    /// resumed first: libmicrohttpd aborts the process otherwise.
+    /// Stops the daemon and closes every connection, then the listening socket if it is reachd's.
+    /// Every suspended connection must have been resumed first: libmicrohttpd aborts otherwise.
     func stop() {
-        let handle = phase.withLock { phase -> Handle? in
+        let (handle, listenerToClose) = phase.withLock { phase -> (Handle?, Int32?) in
+            defer { phase = .stopped }
             switch phase {
-            case .running(let handle), .draining(let handle):
-                phase = .stopped
-                return handle
-            case .notStarted, .stopped:
-                phase = .stopped
-                return nil
+            case .notStarted: return (nil, listening.descriptor)
+            case .running(let handle): return (handle, nil)
+            case .draining(let handle, let returnedListener): return (handle, returnedListener)
+            case .stopped: return (nil, nil)
             }
         }
-        guard let handle else { return }
-        MHD_stop_daemon(handle.daemon)
-        Unmanaged<HandlerBox>.fromOpaque(handle.handler).release()
-        close(listening.descriptor)
+        if let handle {
+            MHD_stop_daemon(handle.daemon)
+            Unmanaged<HandlerBox>.fromOpaque(handle.handler).release()
+        }
+        if let listenerToClose { close(listenerToClose) }
     }
 
     /// How far libmicrohttpd's own limit sits above reachd's: room for the few connections
@@ -126,98 +139,3 @@ final class HTTPDaemon: Sendable {
         MHD_OptionItem(option: option, value: value, ptr_value: nil)
     }
 }
-
-/// Holds the handler for C, which only carries a raw pointer, and the count of open connections.
-private final class HandlerBox {
-    let handler: any HTTPHandler
-    let connectionLimit: Int
-    let openConnections = Atomic<Int>(0)
-
-    init(_ handler: any HTTPHandler, connectionLimit: Int) {
-        self.handler = handler
-        self.connectionLimit = connectionLimit
-    }
-}
-
-/// At the connection limit a new connection is accepted and closed at once: the client learns
-/// there is no room now and may retry. (libmicrohttpd at its own limit stops accepting, and new
-/// connections would wait in the listen backlog with no answer.)
-private let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
-    guard let cls else { return MHD_Result.NO }
-    let box = Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue()
-    return box.openConnections.load(ordering: .relaxed) < box.connectionLimit ? MHD_Result.YES : MHD_Result.NO
-}
-
-/// Marks a request whose headers were seen but which has not been answered yet: an address no
-/// object can have, compared and never dereferenced.
-nonisolated(unsafe) private let awaitingAnswer = UnsafeMutableRawPointer(bitPattern: 1)!
-
-/// libmicrohttpd calls this at least twice per request: once when the headers are in, then
-/// once the (empty) body is. Answering on the first call makes it discard the rest of the
-/// request and close the connection, so a bodiless GET or HEAD is answered on the second call
-/// and keeps the connection alive; anything else is answered at once, and the connection closes
-/// without reading a body reachd has no use for.
-private let accessHandler: MHD_AccessHandlerCallback = {
-    cls, connection, url, method, version, _, uploadSize, context in
-    guard let cls, let connection, let context else { return MHD_Result.NO }
-    let handler = Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue().handler
-    let request = HTTPRequest(
-        method: method.map { String(cString: $0) } ?? "",
-        path: url.map { String(cString: $0) } ?? "",
-        version: version.map { String(cString: $0) } ?? ""
-    )
-    let verb = request.method
-    if context.pointee == nil {
-        reachd_mhd_set_connection_timeout(connection, handler.connectionTimeout)
-        let isBodiless =
-            reachd_mhd_request_header(connection, "Content-Length").map { String(cString: $0) == "0" } ?? true
-        let hasChunkedBody = reachd_mhd_request_header(connection, "Transfer-Encoding") != nil
-        if (verb == "GET" || verb == "HEAD") && isBodiless && !hasChunkedBody {
-            context.pointee = awaitingAnswer
-            return MHD_Result.YES
-        }
-        return handler.respond(to: request, on: connection, context: context)
-    }
-    guard context.pointee == awaitingAnswer else { return MHD_Result.NO }
-    if let uploadSize, uploadSize.pointee != 0 {
-        uploadSize.pointee = 0
-        return MHD_Result.YES
-    }
-    context.pointee = nil
-    return handler.respond(to: request, on: connection, context: context)
-}
-
-private let requestCompleted: MHD_RequestCompletedCallback = { cls, _, context, _ in
-    guard let cls, let context, let stored = context.pointee, stored != awaitingAnswer else { return }
-    context.pointee = nil
-    Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue().handler.completed(context: stored)
-}
-
-/// Counts open connections for `acceptPolicy`. And a new connection must finish its first
-/// request line and headers without falling silent for two seconds: a client that sends only junk libmicrohttpd cannot frame (leading NUL bytes
-/// read as empty lines, which it skips) is closed soon rather than after the full idle timeout.
-/// Every byte restarts the clock, so a slow but steady sender still gets through. The normal
-/// timeout is restored as soon as a request arrives.
-private let connectionNotification: MHD_NotifyConnectionCallback = { cls, connection, _, code in
-    guard let cls, let connection else { return }
-    let box = Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue()
-    if reachd_mhd_is_connection_start(code) != 0 {
-        box.openConnections.add(1, ordering: .relaxed)
-        reachd_mhd_set_connection_timeout(connection, min(firstRequestTimeout, box.handler.connectionTimeout))
-    } else if reachd_mhd_is_connection_close(code) != 0 {
-        box.openConnections.subtract(1, ordering: .relaxed)
-    }
-}
-
-/// Seconds of silence allowed before a new connection's first request is complete.
-private let firstRequestTimeout: UInt32 = 2
-
-/// Leaves percent-escapes in the path as they are. reachd's paths are plain ASCII, and
-/// libmicrohttpd hands paths on as C strings: a decoded `%00` would cut `/status%00` short to
-/// `/status`. Undecoded, such a path is simply not found.
-private let keepEscaped:
-    @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?) -> Int = {
-        _, _, text in
-        guard let text else { return 0 }
-        return strlen(text)
-    }

@@ -4,11 +4,11 @@ import Reachable
 /// `application/health+json` bodies (IETF draft "Health Check Response Format for HTTP APIs").
 enum HealthDocument {
     /// Liveness: the process serves and its monitor still observes the kernel.
-    static func liveness(failure: String?) -> (status: Int, body: [UInt8]) {
+    static func liveness(failure: MonitorFailure?) -> (status: Int, body: [UInt8]) {
         let verdict = failure == nil ? "pass" : "fail"
         let body = document(verdict: verdict, description: nil, check: "netlink:monitor") { json in
             json.field("componentType") { json.string("component") }
-            if let failure { json.field("output") { json.string(failure) } }
+            if let failure { json.field("output") { json.string(failure.description) } }
         }
         return (failure == nil ? 200 : 503, body)
     }

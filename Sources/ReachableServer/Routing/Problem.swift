@@ -31,3 +31,12 @@ struct Problem: Sendable, Equatable {
         return json.bytes
     }
 }
+
+extension Problem {
+    /// The problem as an answer; a 405 says which methods are allowed.
+    var response: HTTPResponse {
+        var headers = [HTTPField("Content-Type", "application/problem+json"), HTTPField("Cache-Control", "no-store")]
+        if status == 405 { headers.append(HTTPField("Allow", Route.allowedMethods)) }
+        return HTTPResponse(status: status, headers: headers, body: json)
+    }
+}

@@ -1,0 +1,110 @@
+import CMicroHTTPD
+import Glibc
+import Synchronization
+
+/// Holds the handler for C, which only carries a raw pointer, and the count of open connections.
+final class HandlerBox {
+    let handler: any HTTPHandler
+    let connectionLimit: Int
+    /// Seconds an idle connection stays open between requests.
+    let connectionTimeout: UInt32
+    let openConnections = Atomic<Int>(0)
+
+    init(_ handler: any HTTPHandler, connectionLimit: Int, connectionTimeout: UInt32) {
+        self.handler = handler
+        self.connectionLimit = connectionLimit
+        self.connectionTimeout = connectionTimeout
+    }
+}
+
+/// The C callbacks `HTTPDaemon` registers. They run on libmicrohttpd's threads and receive the
+/// `HandlerBox` as their raw `cls` pointer.
+enum DaemonCallbacks {
+    /// At the connection limit a new connection is accepted and closed at once: the client learns
+    /// there is no room now and may retry. (libmicrohttpd at its own limit stops accepting, and new
+    /// connections would wait in the listen backlog with no answer.)
+    static let acceptPolicy: MHD_AcceptPolicyCallback = { cls, _, _ in
+        guard let cls else { return MHD_Result.NO }
+        let box = Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue()
+        return box.openConnections.load(ordering: .relaxed) < box.connectionLimit ? MHD_Result.YES : MHD_Result.NO
+    }
+
+    /// Marks a request whose headers were seen but which has not been answered yet: an address no
+    /// object can have, compared and never dereferenced.
+    nonisolated(unsafe) private static let awaitingAnswer = UnsafeMutableRawPointer(bitPattern: 1)!
+
+    /// libmicrohttpd calls this at least twice per request: once when the headers are in, then
+    /// once the (empty) body is. Answering on the first call makes it discard the rest of the
+    /// request and close the connection, so a bodiless GET or HEAD is answered on the second call
+    /// and keeps the connection alive; anything else is answered at once, and the connection closes
+    /// without reading a body reachd has no use for.
+    static let accessHandler: MHD_AccessHandlerCallback = {
+        cls, connection, url, method, version, _, uploadSize, context in
+        guard let cls, let connection, let context else { return MHD_Result.NO }
+        let box = Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue()
+        if context.pointee == nil {
+            reachd_mhd_set_connection_timeout(connection, box.connectionTimeout)
+            let verb = method.map { String(cString: $0) } ?? ""
+            let isBodiless =
+                reachd_mhd_request_header(connection, "Content-Length").map { String(cString: $0) == "0" } ?? true
+            let hasChunkedBody = reachd_mhd_request_header(connection, "Transfer-Encoding") != nil
+            if (verb == "GET" || verb == "HEAD") && isBodiless && !hasChunkedBody {
+                context.pointee = DaemonCallbacks.awaitingAnswer
+                return MHD_Result.YES
+            }
+        } else {
+            guard context.pointee == DaemonCallbacks.awaitingAnswer else { return MHD_Result.NO }
+            if let uploadSize, uploadSize.pointee != 0 {
+                uploadSize.pointee = 0
+                return MHD_Result.YES
+            }
+            context.pointee = nil
+        }
+        let request = HTTPRequest(connection: connection, method: method, url: url, version: version)
+        let answer = box.handler.respond(to: request, on: MHDConnection(connection: connection))
+        return MHDResponse.queue(answer, on: connection, context: context)
+    }
+
+    /// A request ended. If it was a stream, the stream is marked dead before anyone else hears of
+    /// it: its connection must never be resumed again.
+    static let requestCompleted: MHD_RequestCompletedCallback = { cls, _, context, _ in
+        guard let cls, let context, let stored = context.pointee, stored != DaemonCallbacks.awaitingAnswer else {
+            return
+        }
+        context.pointee = nil
+        let stream = Unmanaged<EventStream>.fromOpaque(stored).takeRetainedValue()
+        stream.markDead()
+        Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue().handler.streamEnded(stream)
+    }
+
+    /// Counts open connections for `acceptPolicy`. And a new connection must finish its first
+    /// request line and headers without falling silent for two seconds: a client that sends only
+    /// junk libmicrohttpd cannot frame (leading NUL bytes read as empty lines, which it skips) is
+    /// closed soon rather than after the full idle timeout. Every byte restarts the clock, so a slow
+    /// but steady sender still gets through. The normal timeout is restored as soon as a request
+    /// arrives.
+    static let connectionNotification: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+        guard let cls, let connection else { return }
+        let box = Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue()
+        if reachd_mhd_is_connection_start(code) != 0 {
+            box.openConnections.add(1, ordering: .relaxed)
+            reachd_mhd_set_connection_timeout(
+                connection, min(DaemonCallbacks.firstRequestTimeout, box.connectionTimeout))
+        } else if reachd_mhd_is_connection_close(code) != 0 {
+            box.openConnections.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// Seconds of silence allowed before a new connection's first request is complete.
+    private static let firstRequestTimeout: UInt32 = 2
+
+    /// Leaves percent-escapes in the path as they are. reachd's paths are plain ASCII, and
+    /// libmicrohttpd hands paths on as C strings: a decoded `%00` would cut `/status%00` short to
+    /// `/status`. Undecoded, such a path is simply not found.
+    static let keepEscaped:
+        @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?) -> Int = {
+            _, _, text in
+            guard let text else { return 0 }
+            return strlen(text)
+        }
+}

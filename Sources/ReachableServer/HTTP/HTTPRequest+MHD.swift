@@ -1,0 +1,38 @@
+import CMicroHTTPD
+
+extension HTTPRequest {
+    /// The request as libmicrohttpd parsed it. It strips the query string from the path and
+    /// keeps the arguments apart; with reachd's unescape callback both stay percent-escaped.
+    init(
+        connection: OpaquePointer, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?
+    ) {
+        self.init(
+            method: method.map { String(cString: $0) } ?? "",
+            path: url.map { String(cString: $0) } ?? "",
+            version: version.map { String(cString: $0) } ?? ""
+        )
+        withUnsafeMutablePointer(to: &headers) { fields in
+            _ = MHD_get_connection_values(connection, .HEADER_KIND, appendField, fields)
+        }
+        withUnsafeMutablePointer(to: &query) { items in
+            _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, appendQueryItem, items)
+        }
+    }
+}
+
+private let appendField: MHD_KeyValueIterator = { fields, _, name, value in
+    guard let fields, let name else { return MHD_Result.YES }
+    fields.assumingMemoryBound(to: [HTTPField].self).pointee.append(
+        HTTPField(String(cString: name), value.map { String(cString: $0) } ?? "")
+    )
+    return MHD_Result.YES
+}
+
+private let appendQueryItem: MHD_KeyValueIterator = { items, _, name, value in
+    guard let items, let name else { return MHD_Result.YES }
+    items.assumingMemoryBound(to: [HTTPRequest.QueryItem].self).pointee.append(
+        HTTPRequest.QueryItem(name: String(cString: name), value: value.map { String(cString: $0) })
+    )
+    return MHD_Result.YES
+}
