@@ -7,6 +7,8 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     // A file sees only the modules it imports itself, not its neighbours' imports.
     .enableUpcomingFeature("MemberImportVisibility"),
+    // Imports are internal unless marked `public import`: what a module re-exports is a choice.
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(

@@ -216,6 +216,19 @@ def _latency_detail(r: dict) -> str:
     return "\n".join(out)
 
 
+def _routes_detail(r: dict) -> str:
+    routes = _get(r, "phases", "routes", default={})
+    if not routes or "error" in routes:
+        return ""
+    out = ["| routes in the table | changes | event p50 | p90 | p99 | max | missed | RSS after |",
+           "|---|---|---|---|---|---|---|---|"]
+    for count, row in sorted(routes.items(), key=lambda item: int(item[0])):
+        e = row["event_ms"]
+        out.append(f"| {int(count):,} | {e.get('n', 0)} | {ms(e.get('p50'))} | {ms(e.get('p90'))} | {ms(e.get('p99'))} "
+                   f"| {ms(e.get('max'))} | {row['missing']} | {row['rss_kib'] / 1024:.1f} MiB |")
+    return "\n".join(out)
+
+
 def _idle_detail(r: dict) -> str:
     idle = _get(r, "phases", "idle", default={})
     out = []
@@ -341,6 +354,12 @@ def markdown(r: dict) -> str:
     detail = _latency_detail(r)
     if detail:
         parts += ["### Change latency", "", detail, ""]
+    detail = _routes_detail(r)
+    if detail:
+        parts += ["### Large routing tables", "",
+                  "A second address added to and removed from the interface that carries N /32 routes; latency from "
+                  "the netlink request to the SSE event. reachd re-reads routes only where the kernel may have "
+                  "flushed some silently, filtered to that interface.", "", detail, ""]
     detail = _fanout_detail(r)
     if detail:
         parts += ["### Fan-out runs", "",

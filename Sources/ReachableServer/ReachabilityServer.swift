@@ -1,12 +1,12 @@
-import Logging
-import Reachable
-import ServiceLifecycle
+public import Logging
+public import Reachable
+public import ServiceLifecycle
 import Synchronization
 
 /// reachd's HTTP service: `/status`, `/events` and health, fed by one monitor.
 ///
 /// As a ServiceLifecycle `Service`, `run()` serves until graceful shutdown, which follows
-/// DESIGN.md's five steps: readiness fails, new connections are refused, the monitor closes,
+/// the five steps in ARCHITECTURE.md ("Graceful shutdown"): readiness fails, new connections are refused, the monitor closes,
 /// every stream flushes and ends cleanly, and `run()` returns within the shutdown timeout.
 public final class ReachabilityServer: Service, Sendable {
     private let monitor: NetworkMonitor

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import Reachable
 
 /// A minimal HTTP/1.1 client for the client commands: one GET to a local reachd over a plain
 /// socket, with a timeout. No libcurl, so images without curl can still run `reachd check`.
@@ -92,16 +93,12 @@ struct LocalHTTPClient {
         /// More bytes into the buffer; false at end of stream.
         private func fill() throws -> Bool {
             var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-            while true {
-                let count = recv(descriptor, &chunk, chunk.count, 0)
-                if count > 0 {
-                    buffer += chunk[0..<count]
-                    return true
-                }
-                if count == 0 { return false }
-                if errno == EINTR { continue }
-                throw Failure(
-                    description: errno == EAGAIN ? "timed out" : "read failed: \(String(cString: strerror(errno)))")
+            do {
+                let count = try systemCall("recv") { recv(descriptor, &chunk, chunk.count, 0) }
+                buffer += chunk[0..<count]
+                return count > 0
+            } catch {
+                throw Failure(description: error.code == EAGAIN ? "timed out" : "read failed: \(error)")
             }
         }
 

@@ -1,4 +1,5 @@
 import Glibc
+import Reachable
 
 /// Small text and output helpers, so the executable needs only FoundationEssentials (full
 /// Foundation would map ICU and several megabytes more into every reachd process).
@@ -15,11 +16,10 @@ enum Output {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes {
-                Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset)
+            let written = bytes.withUnsafeMutableBytes { raw in
+                try? systemCall("write") { Glibc.write(descriptor, raw.baseAddress! + offset, raw.count - offset) }
             }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
+            guard let written, written > 0 else { return }
             offset += written
         }
     }

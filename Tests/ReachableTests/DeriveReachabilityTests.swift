@@ -3,7 +3,7 @@ import Glibc
 import Reachable
 import Testing
 
-/// DESIGN.md "How Linux state becomes a status": which lookups and addresses make a family count.
+/// ARCHITECTURE.md "How Linux state becomes a status": which lookups and addresses make a family count.
 @Suite struct DeriveReachabilityTests {
     private static func ethernetWithIPv4() -> TableFixture {
         TableFixture([

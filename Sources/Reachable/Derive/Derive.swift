@@ -1,7 +1,7 @@
 import CMnl
 import Glibc
 
-/// Turns the table and the kernel's route lookups into the network path, by DESIGN.md's rules.
+/// Turns the table and the kernel's route lookups into the network path, by the rules in ARCHITECTURE.md ("How Linux state becomes a status").
 ///
 /// Pure: the same inputs always give the same path, which is what lets the monitor publish only
 /// real changes and lets tests cover every rule without a kernel.

@@ -6,9 +6,14 @@ public struct SystemError: Error, CustomStringConvertible, Sendable, Equatable {
     public var operation: String
     public var code: Int32
 
-    public init(_ operation: String, code: Int32 = errno) {
+    public init(_ operation: String, code: Int32) {
         self.operation = operation
         self.code = code
+    }
+
+    /// The failure the calling thread's `errno` describes right now.
+    public init(_ operation: String) {
+        self.init(operation, code: errno)
     }
 
     public var description: String { "\(operation): \(String(cString: strerror(code))) (errno \(code))" }

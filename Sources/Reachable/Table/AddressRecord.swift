@@ -33,7 +33,7 @@ public struct AddressRecord: Sendable, Equatable, Hashable {
 
     var key: Key { Key(interfaceIndex: interfaceIndex, family: family, prefixLength: prefixLength, bytes: bytes) }
 
-    /// Usable per DESIGN.md: global scope, not tentative (optimistic ones still are), not DAD-failed.
+    /// Usable (ARCHITECTURE.md, "How Linux state becomes a status"): global scope, not tentative (optimistic ones still are), not DAD-failed.
     public var isUsable: Bool {
         scope == UInt8(RT_SCOPE_UNIVERSE.rawValue)
             && flags & UInt32(IFA_F_TENTATIVE) == 0

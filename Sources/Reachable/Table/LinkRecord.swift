@@ -24,7 +24,7 @@ public struct LinkRecord: Sendable, Equatable {
 
     public var isLoopback: Bool { flags & reachd_iff_loopback != 0 }
 
-    /// Usable per DESIGN.md: not loopback, administratively up, and with carrier — operstate
+    /// Usable (ARCHITECTURE.md, "How Linux state becomes a status"): not loopback, administratively up, and with carrier — operstate
     /// `up`, or `unknown` with lower-up/running and not dormant (tun reports no carrier;
     /// systemd-networkd's rule).
     public var isUsable: Bool {

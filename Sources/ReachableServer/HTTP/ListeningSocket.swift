@@ -12,13 +12,13 @@ struct ListeningSocket: Sendable {
 
     /// Binds `host:port` (an IPv4 or IPv6 literal) and listens with a deep backlog.
     init(host: String, port: Int) throws {
-        guard (0...65535).contains(port) else { throw Failure(description: "--port must be 0...65535") }
+        guard (0...65535).contains(port) else { throw Failure(description: "port \(port) is not in 0...65535") }
         var hints = addrinfo()
         hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var found: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found?.pointee else {
-            throw Failure(description: "--host must be an IPv4 or IPv6 address, not \(host)")
+            throw Failure(description: "\(host) is not an IPv4 or IPv6 address")
         }
         defer { freeaddrinfo(found) }
 
