@@ -32,9 +32,36 @@ import Testing
             #"{"state":"reachable","isReachable":true,"ipv4":true,"ipv6":false,"#
             + #""transport":{"wifi":false,"cellular":false,"ethernet":true,"other":false},"isDataMetered":false,"#
             + #""interfaces":[{"name":"eth0","index":2,"transport":"ethernet","kind":"veth","operState":"up","#
-            + #""isDefaultRoute":true,"addresses":["198.18.0.2/24","fe80::1/64"]}],"sequence":7,"#
-            + #""changedAt":"2026-11-21T22:00:00.250Z"}"#
+            + #""isDefaultRoute":true,"addresses":["198.18.0.2/24","fe80::1/64"]}],"targets":[],"#
+            + #""connectivity":{"state":"disabled","url":null,"reason":null,"since":"2026-11-21T22:00:00.250Z"},"#
+            + #""sequence":7,"changedAt":"2026-11-21T22:00:00.250Z"}"#
         #expect(Self.text(Self.example()) == expected)
+    }
+
+    @Test func targetsAndConnectivityRoundTripWithEveryStateAndReason() throws {
+        let since = Self.changedAt
+        var status = Self.example()
+        status.targets =
+            TargetStatus.State.allCases.map {
+                TargetStatus(name: "t-\($0.rawValue)", url: "tcp://db.test:5432", state: $0, since: since)
+            }
+            + ProbeFailureReason.allCases.map {
+                TargetStatus(
+                    name: "r-\($0.rawValue)", url: "https://[2001:db8::1]/x?q=\"", state: .unreachable, reason: $0,
+                    addresses: ["198.18.1.10", "2001:db8::1"], interface: "eth0", since: since)
+            }
+        for state in ConnectivityStatus.State.allCases {
+            status.connectivity = ConnectivityStatus(
+                state: state, url: state == .disabled ? nil : "http://check.test/generate_204",
+                reason: state == .limited ? .timeout : nil, since: since)
+            let decoded = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(status.jsonBytes()))
+            #expect(decoded == status)
+        }
+        let text = Self.text(status)
+        #expect(text.contains(#""reason":"no-route""#))
+        #expect(text.contains(#""reason":"http-status""#))
+        #expect(text.contains(#"{"name":"t-unknown","url":"tcp://db.test:5432","state":"unknown","reason":null,"#))
+        #expect(text.contains(#""addresses":[],"interface":null,"since":"2026-11-21T22:00:00.250Z"}"#))
     }
 
     @Test func isOneLine() {
@@ -46,7 +73,8 @@ import Testing
     @Test func fieldsAppearInTheContractsOrder() throws {
         let text = Self.text(Self.example())
         let topLevel = [
-            "state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces", "sequence", "changedAt",
+            "state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces", "targets",
+            "connectivity", "sequence", "changedAt",
         ]
         let interface = ["name", "index", "transport", "kind", "operState", "isDefaultRoute", "addresses"]
         let positions = try topLevel.map { try #require(text.range(of: "\"\($0)\":")?.lowerBound) }

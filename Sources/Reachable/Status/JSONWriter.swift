@@ -41,6 +41,11 @@ public final class JSONWriter {
         raw(value ? "true" : "false")
     }
 
+    /// A string, or `null`: optional fields are always present, so clients see a stable shape.
+    public func optionalString(_ text: String?) {
+        if let text { string(text) } else { raw("null") }
+    }
+
     public func raw(_ text: String) {
         bytes.append(contentsOf: text.utf8)
         needsComma = true

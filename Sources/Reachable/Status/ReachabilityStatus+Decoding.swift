@@ -4,7 +4,7 @@ import FoundationEssentials
 /// tests that check the encoder. Writing has one implementation only: `jsonBytes()`.
 extension ReachabilityStatus: Decodable {
     private enum Keys: String, CodingKey {
-        case state, ipv4, ipv6, transport, isDataMetered, interfaces, sequence, changedAt
+        case state, ipv4, ipv6, transport, isDataMetered, interfaces, targets, connectivity, sequence, changedAt
     }
 
     public init(from decoder: any Decoder) throws {
@@ -19,8 +19,52 @@ extension ReachabilityStatus: Decodable {
         )
         sequence = try container.decode(UInt64.self, forKey: .sequence)
         changedAt = try Self.timestampStyle.parse(try container.decode(String.self, forKey: .changedAt))
+        // Absent in documents of reachd before targets existed: none, and disabled.
+        targets = try container.decodeIfPresent([TargetStatus].self, forKey: .targets) ?? []
+        connectivity =
+            try container.decodeIfPresent(ConnectivityStatus.self, forKey: .connectivity)
+            ?? .disabled(since: changedAt)
     }
 }
+
+extension TargetStatus: Decodable {
+    private enum Keys: String, CodingKey {
+        case name, url, state, reason, addresses, interface, since
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            name: try container.decode(String.self, forKey: .name),
+            url: try container.decode(String.self, forKey: .url),
+            state: try container.decode(State.self, forKey: .state),
+            reason: try container.decodeIfPresent(ProbeFailureReason.self, forKey: .reason),
+            addresses: try container.decode([String].self, forKey: .addresses),
+            interface: try container.decodeIfPresent(String.self, forKey: .interface),
+            since: try ReachabilityStatus.timestampStyle.parse(try container.decode(String.self, forKey: .since))
+        )
+    }
+}
+
+extension ConnectivityStatus: Decodable {
+    private enum Keys: String, CodingKey {
+        case state, url, reason, since
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            state: try container.decode(State.self, forKey: .state),
+            url: try container.decodeIfPresent(String.self, forKey: .url),
+            reason: try container.decodeIfPresent(ProbeFailureReason.self, forKey: .reason),
+            since: try ReachabilityStatus.timestampStyle.parse(try container.decode(String.self, forKey: .since))
+        )
+    }
+}
+
+extension TargetStatus.State: Decodable {}
+extension ConnectivityStatus.State: Decodable {}
+extension ProbeFailureReason: Decodable {}
 
 extension InterfaceStatus: Decodable {
     private enum Keys: String, CodingKey {

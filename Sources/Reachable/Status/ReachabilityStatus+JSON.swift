@@ -25,11 +25,32 @@ extension ReachabilityStatus {
                         json.field("name") { json.string(interface.name) }
                         json.field("index") { json.raw(String(interface.index)) }
                         json.field("transport") { json.string(interface.transport.rawValue) }
-                        json.field("kind") { interface.kind.map { json.string($0) } ?? json.raw("null") }
+                        json.field("kind") { json.optionalString(interface.kind) }
                         json.field("operState") { json.string(interface.operState) }
                         json.field("isDefaultRoute") { json.bool(interface.isDefaultRoute) }
                         json.field("addresses") { json.array(interface.addresses) { json.string($0) } }
                     }
+                }
+            }
+            json.field("targets") {
+                json.array(targets) { target in
+                    json.object {
+                        json.field("name") { json.string(target.name) }
+                        json.field("url") { json.string(target.url) }
+                        json.field("state") { json.string(target.state.rawValue) }
+                        json.field("reason") { json.optionalString(target.reason?.rawValue) }
+                        json.field("addresses") { json.array(target.addresses) { json.string($0) } }
+                        json.field("interface") { json.optionalString(target.interface) }
+                        json.field("since") { json.string(Self.timestampStyle.format(target.since)) }
+                    }
+                }
+            }
+            json.field("connectivity") {
+                json.object {
+                    json.field("state") { json.string(connectivity.state.rawValue) }
+                    json.field("url") { json.optionalString(connectivity.url) }
+                    json.field("reason") { json.optionalString(connectivity.reason?.rawValue) }
+                    json.field("since") { json.string(Self.timestampStyle.format(connectivity.since)) }
                 }
             }
             json.field("sequence") { json.raw(String(sequence)) }

@@ -6,13 +6,23 @@ public import FoundationEssentials
 /// added, none renamed. To add one: a property here (with its source's `update`), a line in
 /// the encoder (`ReachabilityStatus+JSON.swift`), and one in the decoder the client commands use.
 public struct ReachabilityStatus: Sendable, Equatable {
+    /// The route-based part, from the kernel: `state`, families, transports, interfaces.
     public var path: NetworkPath
+    /// Per-host reachability, in configuration order (empty when none are configured).
+    public var targets: [TargetStatus]
+    /// The internet check (`disabled` unless configured).
+    public var connectivity: ConnectivityStatus
     /// Increases by one on every change of the document; the SSE event id.
     public var sequence: UInt64
     public var changedAt: Date
 
-    public init(path: NetworkPath, sequence: UInt64, changedAt: Date) {
+    public init(
+        path: NetworkPath, targets: [TargetStatus] = [], connectivity: ConnectivityStatus? = nil, sequence: UInt64,
+        changedAt: Date
+    ) {
         self.path = path
+        self.targets = targets
+        self.connectivity = connectivity ?? .disabled(since: changedAt)
         self.sequence = sequence
         self.changedAt = changedAt
     }
