@@ -27,6 +27,7 @@ public final class NetworkMonitor: Sendable {
         var batches: UInt64 = 0
         var isClosed = false
         var failure: MonitorFailure?
+        var routing = RoutingSnapshot()
     }
 
     private let state: Mutex<State>
@@ -68,7 +69,8 @@ public final class NetworkMonitor: Sendable {
     /// The first full reading, synchronously, then the source's thread.
     private func seedAndStart() throws(SystemError) {
         guard let source else { return }
-        let path = try source.seed()
+        let (path, routing) = try source.seed()
+        state.withLock { $0.routing = routing }
         update { $0.path = path }
         try source.start { [weak self] report in self?.receive(report) }
     }
@@ -81,8 +83,11 @@ public final class NetworkMonitor: Sendable {
     /// `unknown` (reachd does not know); a failure for good also fails liveness.
     private func receive(_ report: NetlinkSource.Report) {
         switch report {
-        case .path(let path):
-            state.withLock { $0.failure = nil }
+        case .path(let path, let routing):
+            state.withLock {
+                $0.failure = nil
+                $0.routing = routing
+            }
             update { $0.path = path }
         case .networkChanged:
             let (observers, change) = state.withLock { state in
@@ -99,6 +104,9 @@ public final class NetworkMonitor: Sendable {
             update { $0.path = .unknown }
         }
     }
+
+    /// Usable interfaces and addresses as of the last kernel reading, for `RouteChecker`.
+    package var routingSnapshot: RoutingSnapshot { state.withLock { $0.routing } }
 
     /// The latest status (the last one observed, once closed).
     public var current: ReachabilityStatus { state.withLock { $0.latest } }

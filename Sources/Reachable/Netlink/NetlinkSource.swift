@@ -17,8 +17,9 @@ import Synchronization
 final class NetlinkSource: @unchecked Sendable {
     /// What the source tells its owner, in order, from its thread.
     enum Report: Sendable {
-        /// A full reading after a drained batch (also one whose path did not change).
-        case path(NetworkPath)
+        /// A full reading after a drained batch (also one whose path did not change), with what
+        /// route checks elsewhere need to judge the kernel's answers.
+        case path(NetworkPath, RoutingSnapshot)
         /// A batch of notifications was drained: whatever depends on routes should re-run now.
         case networkChanged
         /// The kernel cannot be observed right now. `givenUp` once every reopening attempt of a
@@ -77,9 +78,9 @@ final class NetlinkSource: @unchecked Sendable {
 
     /// The first full reading, taken on the caller's thread so the status is meaningful as soon
     /// as the monitor exists. Call before `start`.
-    func seed() throws(SystemError) -> NetworkPath {
+    func seed() throws(SystemError) -> (NetworkPath, RoutingSnapshot) {
         table = try connection.requester.dumpEverything()
-        return try derivePath() ?? .unknown
+        return (try derivePath() ?? .unknown, RoutingSnapshot(table))
     }
 
     /// Starts the thread; `report` receives everything the source learns, on that thread.
@@ -136,7 +137,7 @@ final class NetlinkSource: @unchecked Sendable {
                 if ready > 0 { try drain(buffer: buffer) }
                 if let path = try derivePath() {
                     retryLookupAfter = -1
-                    report(.path(path))
+                    report(.path(path, RoutingSnapshot(table)))
                 } else {
                     retryLookupAfter = retryLookupAfter < 0 ? 50 : min(retryLookupAfter * 2, 2000)
                 }
@@ -161,7 +162,7 @@ final class NetlinkSource: @unchecked Sendable {
                 table = try fresh.requester.dumpEverything()
                 swap(&connection, &fresh)
                 stats.withLock { $0.reconnects += 1 }
-                if let path = try derivePath() { report(.path(path)) }
+                if let path = try derivePath() { report(.path(path, RoutingSnapshot(table))) }
                 report(.networkChanged)
                 return true
             } catch {

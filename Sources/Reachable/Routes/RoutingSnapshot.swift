@@ -1,0 +1,18 @@
+/// What a route answer needs to be judged, as of the netlink source's last reading: which
+/// interfaces and addresses are usable, and every interface's name. Handed to the monitor after
+/// each reading, so route checks on other threads never touch the source's table.
+package struct RoutingSnapshot: Sendable, Equatable {
+    package var interfaceNames: [Int32: String] = [:]
+    package var usableInterfaces: Set<Int32> = []
+    package var usableAddresses: Set<[UInt8]> = []
+
+    package init() {}
+
+    package init(_ table: NetworkTable) {
+        for link in table.links.values {
+            interfaceNames[link.index] = link.name
+            if link.isUsable { usableInterfaces.insert(link.index) }
+        }
+        usableAddresses = Set(table.addresses.filter(\.isUsable).map(\.bytes))
+    }
+}
