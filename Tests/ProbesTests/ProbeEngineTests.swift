@@ -226,3 +226,33 @@ struct ProbeEngineLifecycleTests {
         #expect(engine == nil)
     }
 }
+
+/// With nothing to do, the engine thread sleeps: no timer, no polling (reachd with no targets must
+/// cost no wake-ups).
+@Suite(.timeLimit(.minutes(1)))
+struct ProbeEngineIdleTests {
+    @Test func idleEngineDoesNotWakeUp() async throws {
+        let engine = try ProbeEngine(resolver: ResolverConfiguration(resolvConfPath: "/nonexistent/resolv.conf"))
+        _ = await engine.resolve("198.18.0.1")  // one round trip, then nothing
+        try await Task.sleep(for: .milliseconds(100))
+        let before = engine.statistics
+        try await Task.sleep(for: .seconds(1))
+        #expect(engine.statistics == before, "\(before) → \(engine.statistics)")
+        #expect(before.resolutions == 1 && before.probes == 0)
+        engine.stop()
+    }
+
+    @Test func finishedProbesLeaveNoTimerBehind() async throws {
+        let engine = try ProbeEngine(resolver: ResolverConfiguration(resolvConfPath: "/nonexistent/resolv.conf"))
+        let server = try TestHTTPServer(.respond(ProbeEngineTests.noContent))
+        let job = ProbeJob(
+            url: try ProbeEngineTests.url("http://127.0.0.1:\(server.port)/"), address: IPAddress("127.0.0.1")!,
+            deadline: .now + .seconds(3))
+        #expect(await engine.probe(job).statusCode == 204)
+        try await Task.sleep(for: .milliseconds(200))
+        let before = engine.statistics
+        try await Task.sleep(for: .seconds(1))
+        #expect(engine.statistics.wakeUps == before.wakeUps, "\(before) → \(engine.statistics)")
+        engine.stop()
+    }
+}

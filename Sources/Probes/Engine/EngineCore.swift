@@ -36,6 +36,7 @@ final class EngineCore: @unchecked Sendable {
     private let inbox = Mutex(Inbox())
     private let finished = DispatchSemaphore(value: 0)
     private let threadID = Mutex<pthread_t?>(nil)
+    private let counters = Mutex(EngineStatistics())
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
     private let resolver: Resolver
 
@@ -81,6 +82,8 @@ final class EngineCore: @unchecked Sendable {
             return true
         }
     }
+
+    var statistics: EngineStatistics { counters.withLock { $0 } }
 
     func stop() {
         let wait = inbox.withLock { inbox -> Bool in
@@ -140,6 +143,7 @@ final class EngineCore: @unchecked Sendable {
                 continue
             }
             resolver.process(descriptors)
+            counters.withLock { $0.wakeUps += 1 }
         }
     }
 
@@ -150,8 +154,11 @@ final class EngineCore: @unchecked Sendable {
         }
         for item in work {
             switch item {
-            case .probe(let job, let completion): startProbe(job, completion: completion)
+            case .probe(let job, let completion):
+                counters.withLock { $0.probes += 1 }
+                startProbe(job, completion: completion)
             case .resolve(let host, let deadline, let completion):
+                counters.withLock { $0.resolutions += 1 }
                 resolver.start(host: host, deadline: deadline, completion: completion)
             }
         }

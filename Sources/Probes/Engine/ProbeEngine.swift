@@ -52,6 +52,9 @@ public final class ProbeEngine: Sendable {
         core.submit(.resolve(host, deadline, completion))
     }
 
+    /// What the engine has done so far (for tests and `/metrics`).
+    public var statistics: EngineStatistics { core.statistics }
+
     /// Wakes the thread, cancels what is under way (completions are called with `wasCancelled`), waits
     /// for the thread to end and releases every handle. Idempotent; from the engine thread itself (a
     /// completion) it only signals.
