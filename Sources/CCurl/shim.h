@@ -48,12 +48,6 @@ static inline CURLcode reachd_curl_easy_getinfo_off_t(CURL *handle, CURLINFO inf
     return curl_easy_getinfo(handle, info, value);
 }
 
-/// curl_easy_getinfo(CURLINFO_PRIVATE): the pointer given with CURLOPT_PRIVATE, which is how a
-/// finished easy handle from curl_multi_info_read finds its transfer again.
-static inline CURLcode reachd_curl_easy_getinfo_private(CURL *handle, void **value) {
-    return curl_easy_getinfo(handle, CURLINFO_PRIVATE, (char **)value);
-}
-
 /// CURLMsg keeps its result in a union; Swift imports unions, but reading the member through a
 /// function keeps the engine independent of how the importer names it.
 static inline CURLcode reachd_curl_msg_result(const CURLMsg *message) {
