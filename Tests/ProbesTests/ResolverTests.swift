@@ -29,8 +29,10 @@ struct ResolverTests {
                 ("db.test", "198.18.1.10"), ("nx.test", ""), ("multi.test", "198.18.1.20"),
                 ("multi.test", "198.18.1.3"), ("multi.test", "2001:db8::5"), ("v6.test", "2001:db8::10"),
             ] + Self.fifty.map { ("fifty.test", $0) }, directory: directory)
+        // B is authoritative for `test` (`--local`): a name that exists without addresses is NODATA there.
         dnsB = try Dnsmasq(
-            address: "127.0.0.2", port: port, records: [("db.test", "198.18.2.10")], directory: directory)
+            address: "127.0.0.2", port: port, records: [("db.test", "198.18.2.10")],
+            extraArguments: ["--local=/test/", "--txt-record=txtonly.test,no addresses here"], directory: directory)
         silent = try SilentDNSServer(address: "127.0.0.3", port: port)
         try directory.replace("resolv.conf", with: "nameserver 127.0.0.1\n")
         engine = try ProbeEngine(
@@ -59,8 +61,16 @@ struct ResolverTests {
     @Test func nxdomainIsDNSNotTimeout() async {
         let outcome = await engine.resolve("nx.test", timeout: .seconds(5))
         #expect(outcome.failure == .dns, "\(outcome)")
+        #expect(outcome.detail == "Domain name not found", "ARES_ENOTFOUND")
         #expect(outcome.addresses.isEmpty)
         #expect(outcome.duration < .seconds(2), "an answer, not a wait: \(outcome.duration)")
+    }
+
+    @Test func nameWithoutAddressesIsDNS() async throws {
+        try directory.replace("resolv.conf", with: "nameserver 127.0.0.2\n")
+        let outcome = await engine.resolve("txtonly.test")
+        #expect(outcome.failure == .dns, "\(outcome)")
+        #expect(outcome.detail == "DNS server returned answer with no data", "ARES_ENODATA, not a guess")
     }
 
     @Test func queryTheServerRefusesIsDNS() async {
@@ -73,7 +83,20 @@ struct ResolverTests {
         try directory.replace("resolv.conf", with: "nameserver 127.0.0.3\n")
         let outcome = await engine.resolve("db.test", timeout: .seconds(1))
         #expect(outcome.failure == .timeout, "\(outcome)")
+        #expect(outcome.detail == "no answer before the deadline")
         #expect(outcome.duration >= .milliseconds(950) && outcome.duration < .seconds(2), "\(outcome.duration)")
+    }
+
+    @Test func cAresGivingUpBeforeTheDeadlineIsTimeoutToo() async throws {
+        try directory.replace("resolv.conf", with: "nameserver 127.0.0.3\n")
+        let impatient = try ProbeEngine(
+            resolver: ResolverConfiguration(
+                resolvConfPath: directory.file("resolv.conf"), serverPort: port, attemptTimeout: .milliseconds(200),
+                attempts: 1))
+        let outcome = await impatient.resolve("db.test", timeout: .seconds(3))
+        #expect(outcome.failure == .timeout, "\(outcome)")
+        #expect(outcome.detail == "Timeout while contacting DNS servers", "ARES_ETIMEOUT")
+        #expect(outcome.duration < .seconds(1))
     }
 
     @Test func hundredQueriesToASilentServerAllTimeOutTogether() async throws {
@@ -106,7 +129,7 @@ struct ResolverTests {
         try "nameserver 127.0.0.1\n# edited in place\n".write(
             toFile: directory.file("resolv.conf"), atomically: false, encoding: .utf8)
         #expect(await engine.resolve("db.test").addresses == [IPAddress("198.18.1.10")!])
-        #expect(await engine.resolve("nx.test").failure == .dns, "B would refuse; A says NXDOMAIN")
+        #expect(await engine.resolve("nx.test").detail == "Domain name not found", "A's answer for nx.test")
     }
 
     @Test func resolutionUnderWayFinishesOnItsOldServerAfterAChange() async throws {

@@ -12,9 +12,11 @@ final class Dnsmasq: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - records: `--address=/NAME/ADDRESS` pairs (an empty address means NXDOMAIN for the name).
-    init(address: String, port: UInt16, records: [(name: String, address: String)], directory: TemporaryDirectory)
-        throws
-    {
+    ///   - extraArguments: more dnsmasq options (`--local=/test/`, `--txt-record=…`).
+    init(
+        address: String, port: UInt16, records: [(name: String, address: String)], extraArguments: [String] = [],
+        directory: TemporaryDirectory
+    ) throws {
         self.address = address
         self.port = port
         var arguments = [
@@ -22,7 +24,7 @@ final class Dnsmasq: @unchecked Sendable {
             "--listen-address=\(address)", "--port=\(port)", "--pid-file=", "--user=root", "--log-facility=-",
             "--log-queries",
         ]
-        arguments += records.map { "--address=/\($0.name)/\($0.address)" }
+        arguments += records.map { "--address=/\($0.name)/\($0.address)" } + extraArguments
         process = try ChildProcess(Self.executable, arguments, logPath: directory.file("dnsmasq-\(address).log"))
         let deadline = ContinuousClock.now + .seconds(10)
         while !DNSQuery.answers(address: address, port: port) {
