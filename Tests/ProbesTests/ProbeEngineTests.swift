@@ -129,6 +129,21 @@ struct ProbeEngineTests {
         #expect(outcome.detail?.contains("certificate") == true, "a verification failure: \(outcome.detail ?? "")")
     }
 
+    @Test func trustedCertificateVerifiesTheURLsHostNotThePinnedAddress() async throws {
+        let directory = try TemporaryDirectory()
+        let server = try SelfSignedTLSServer(directory: directory)
+        let trusting = try ProbeEngine(
+            resolver: ResolverConfiguration(resolvConfPath: "/nonexistent/resolv.conf"),
+            trustedCertificates: server.certificatePath)
+        let verified = await trusting.probe(try job("https://localhost:PORT/", port: server.port))
+        #expect(verified.failure == nil && verified.statusCode == 200, "\(verified)")
+        #expect(verified.timings.appConnect > .zero && verified.timings.appConnect <= verified.timings.total)
+        // Same server, same pinned address, a name the certificate does not carry.
+        let mismatch = await trusting.probe(try job("https://other.invalid:PORT/", port: server.port))
+        #expect(mismatch.failure == .tls, "\(mismatch)")
+        trusting.stop()
+    }
+
     @Test func connectionIsPinnedToTheGivenAddressWithoutResolvingTheHost() async throws {
         let server = try TestHTTPServer(.respond(Self.noContent))
         // "pinned.invalid" resolves nowhere; the request still reaches 127.0.0.1 and names its host.

@@ -39,10 +39,12 @@ final class EngineCore: @unchecked Sendable {
     private let counters = Mutex(EngineStatistics())
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
     private let resolver: Resolver
+    private let trustedCertificates: String?
 
-    init(multi: UnsafeMutableRawPointer, resolver: Resolver) {
+    init(multi: UnsafeMutableRawPointer, resolver: Resolver, trustedCertificates: String?) {
         self.multi = multi
         self.resolver = resolver
+        self.trustedCertificates = trustedCertificates
     }
 
     deinit {
@@ -171,7 +173,7 @@ final class EngineCore: @unchecked Sendable {
         }
         let transfer: Transfer
         do {
-            transfer = try Transfer(job: job, completion: completion)
+            transfer = try Transfer(job: job, trustedCertificates: trustedCertificates, completion: completion)
         } catch {
             completion(.failed(.error, detail: error.message))
             return

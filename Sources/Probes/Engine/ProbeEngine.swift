@@ -19,11 +19,17 @@ public final class ProbeEngine: Sendable {
 
     /// Creates the multi handle and starts the engine thread.
     ///
-    /// - Parameter resolver: where DNS configuration comes from (tests point it at their own server).
-    public init(resolver: ResolverConfiguration = ResolverConfiguration()) throws(ProbeEngineError) {
+    /// - Parameters:
+    ///   - resolver: where DNS configuration comes from (tests point it at their own server).
+    ///   - trustedCertificates: a PEM bundle to verify TLS servers against instead of the system's CAs
+    ///     (`CURLOPT_CAINFO`); `nil` in production. Verification itself is never turned off.
+    public init(
+        resolver: ResolverConfiguration = ResolverConfiguration(), trustedCertificates: String? = nil
+    ) throws(ProbeEngineError) {
         guard EngineCore.libraries else { throw ProbeEngineError("libcurl or c-ares could not be initialised") }
         guard let multi = curl_multi_init() else { throw ProbeEngineError("curl_multi_init failed") }
-        core = EngineCore(multi: multi, resolver: Resolver(configuration: resolver))
+        core = EngineCore(
+            multi: multi, resolver: Resolver(configuration: resolver), trustedCertificates: trustedCertificates)
         try core.startThread()
     }
 

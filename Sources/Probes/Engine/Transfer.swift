@@ -19,13 +19,16 @@ final class Transfer {
     /// Creates and configures the easy handle.
     ///
     /// - Throws: when curl refuses an option (the job would otherwise run without it).
-    init(job: ProbeJob, completion: @escaping @Sendable (ProbeOutcome) -> Void) throws(TransferSetupError) {
+    init(
+        job: ProbeJob, trustedCertificates: String?, completion: @escaping @Sendable (ProbeOutcome) -> Void
+    ) throws(TransferSetupError) {
         guard let easy = curl_easy_init() else { throw TransferSetupError("curl_easy_init failed") }
         self.easy = easy
         self.job = job
         self.completion = completion
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         try configure()
+        if let trustedCertificates { try set(CURLOPT_CAINFO, trustedCertificates) }
     }
 
     deinit {

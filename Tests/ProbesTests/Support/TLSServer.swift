@@ -5,11 +5,14 @@ import Foundation
 final class SelfSignedTLSServer: @unchecked Sendable {
     static let openssl = "/usr/bin/openssl"
     let port: UInt16
+    /// The certificate, for a client that should trust it (`ProbeEngine(trustedCertificates:)`).
+    let certificatePath: String
     private let process: ChildProcess
 
     init(directory: TemporaryDirectory) throws {
         let key = directory.file("key.pem")
         let certificate = directory.file("cert.pem")
+        certificatePath = certificate
         let request = try ChildProcess(
             Self.openssl,
             [
