@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "reachd", targets: ["reachd"]),
         .library(name: "Reachable", targets: ["Reachable"]),
         .library(name: "ReachableServer", targets: ["ReachableServer"]),
+        .library(name: "Probes", targets: ["Probes"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -24,7 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
-        // C stays in these two import targets: module maps plus a shim for what Swift cannot call.
+        // C stays in these import targets: module maps plus a shim for what Swift cannot call.
         .systemLibrary(
             name: "CMnl",
             pkgConfig: "libmnl",
@@ -34,6 +35,18 @@ let package = Package(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        // Outbound probes: libcurl's multi interface for TCP/HTTP/HTTPS, c-ares for DNS with real
+        // error codes and per-query timeouts. Both are driven from one thread (see `Probes`).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CAres",
+            pkgConfig: "libcares",
+            providers: [.apt(["libc-ares-dev"])]
         ),
         .target(
             name: "Reachable",
@@ -48,6 +61,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Probes",
+            dependencies: ["CCurl", "CAres"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -75,6 +93,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ProbesTests",
+            dependencies: ["Probes"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -1,0 +1,55 @@
+import Glibc
+
+/// An IPv4 or IPv6 address, as resolved or as written in a URL.
+///
+/// Its own small type rather than text: the order of a target's `addresses` is numeric (IPv4 before
+/// IPv6, then by value), so `9.0.0.1` sorts before `10.0.0.1`, and the text is always the C library's
+/// canonical form (the same compression as `ip`), whatever the user or the DNS server wrote.
+public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Network-order bytes: 4 for IPv4, 16 for IPv6.
+    public let bytes: [UInt8]
+
+    /// An address from its bytes; `nil` unless there are 4 or 16.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 4 || bytes.count == 16 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// Parses a literal (`198.18.0.1`, `2001:db8::1`; no brackets, no zone). Strict `inet_pton`: a
+    /// shorthand such as `127.1`, which `inet_aton` would accept, is not an address here.
+    public init?(_ text: String) {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 {
+            bytes = withUnsafeBytes(of: &v4) { Array($0) }
+            return
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, text, &v6) == 1 {
+            bytes = withUnsafeBytes(of: &v6) { Array($0) }
+            return
+        }
+        return nil
+    }
+
+    public var isIPv6: Bool { bytes.count == 16 }
+
+    /// The address family (`AF_INET` or `AF_INET6`), for sockets and route lookups.
+    public var family: Int32 { isIPv6 ? AF_INET6 : AF_INET }
+
+    /// Canonical text (`inet_ntop`), without brackets.
+    public var description: String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let ok = bytes.withUnsafeBytes { raw in
+            inet_ntop(family, raw.baseAddress, &text, socklen_t(text.count)) != nil
+        }
+        return ok ? String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+    }
+
+    /// The form a URL's authority needs: IPv6 in brackets.
+    public var urlHost: String { isIPv6 ? "[\(description)]" : description }
+
+    public static func < (lhs: IPAddress, rhs: IPAddress) -> Bool {
+        if lhs.bytes.count != rhs.bytes.count { return lhs.bytes.count < rhs.bytes.count }
+        return lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+    }
+}

@@ -1,0 +1,228 @@
+import CAres
+import CCurl
+import Dispatch
+import Glibc
+import Synchronization
+
+/// Work submitted from any thread, taken by the engine thread.
+enum EngineWork: Sendable {
+    case probe(ProbeJob, @Sendable (ProbeOutcome) -> Void)
+    case resolve(String, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
+}
+
+/// The engine thread's state and loop.
+///
+/// Unchecked `Sendable`: the multi handle, transfers and resolver are touched only by the engine
+/// thread (and by `deinit`, after it ended); what other threads touch is behind `inbox`.
+final class EngineCore: @unchecked Sendable {
+    private enum Phase {
+        case running
+        case stopping
+        case stopped
+    }
+
+    private struct Inbox {
+        var phase = Phase.running
+        var work: [EngineWork] = []
+    }
+
+    /// libcurl's and c-ares' process-wide setup, once, before any handle exists (Swift runs a static
+    /// initialiser exactly once, thread-safely).
+    static let libraries: Bool = {
+        curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK && ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS
+    }()
+
+    private let multi: UnsafeMutableRawPointer
+    private let inbox = Mutex(Inbox())
+    private let finished = DispatchSemaphore(value: 0)
+    private let threadID = Mutex<pthread_t?>(nil)
+    private let counters = Mutex(EngineStatistics())
+    private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    private let resolver: Resolver
+    private let trustedCertificates: String?
+
+    init(multi: UnsafeMutableRawPointer, resolver: Resolver, trustedCertificates: String?) {
+        self.multi = multi
+        self.resolver = resolver
+        self.trustedCertificates = trustedCertificates
+    }
+
+    deinit {
+        curl_multi_cleanup(multi)
+    }
+
+    func startThread() throws(ProbeEngineError) {
+        let body = Unmanaged.passRetained(
+            ThreadBody { [self] in
+                threadID.withLock { $0 = pthread_self() }
+                run()
+                finished.signal()
+            })
+        var thread = pthread_t()
+        let created = pthread_create(
+            &thread, nil,
+            { context in
+                Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue().run()
+                return nil
+            }, body.toOpaque())
+        guard created == 0 else {
+            body.release()
+            inbox.withLock { $0.phase = .stopped }
+            throw ProbeEngineError("cannot start the probe thread: \(String(cString: strerror(created)))")
+        }
+        pthread_detach(thread)
+    }
+
+    /// Queues work and wakes the thread. `curl_multi_wakeup` is called under the lock on purpose: it
+    /// only writes to curl's wake-up socket (no callback can take the lock), and holding the lock
+    /// guarantees the multi handle is not being cleaned up meanwhile.
+    func submit(_ work: EngineWork) -> Bool {
+        inbox.withLock { inbox in
+            guard inbox.phase == .running else { return false }
+            inbox.work.append(work)
+            if inbox.work.count == 1 { curl_multi_wakeup(multi) }
+            return true
+        }
+    }
+
+    var statistics: EngineStatistics { counters.withLock { $0 } }
+
+    func stop() {
+        let wait = inbox.withLock { inbox -> Bool in
+            switch inbox.phase {
+            case .running:
+                inbox.phase = .stopping
+                curl_multi_wakeup(multi)
+                return true
+            case .stopping: return true
+            case .stopped: return false
+            }
+        }
+        guard wait, !isEngineThread else { return }
+        finished.wait()
+        finished.signal()  // a second stop() returns at once too
+    }
+
+    private var isEngineThread: Bool {
+        threadID.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
+    // MARK: - The engine thread
+
+    private func run() {
+        var descriptors: [curl_waitfd] = []
+        while true {
+            let (work, stopping) = inbox.withLock { inbox in
+                defer { inbox.work = [] }
+                return (inbox.work, inbox.phase != .running)
+            }
+            if stopping {
+                shutDown(unstarted: work)
+                return
+            }
+            start(work)
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            collectFinishedTransfers()
+            let now = ContinuousClock.now
+            resolver.processTimeouts(now: now)
+
+            descriptors.removeAll(keepingCapacity: true)
+            resolver.appendWaitDescriptors(to: &descriptors)
+            // Sleep until a descriptor (curl's, c-ares', the wake-up) is ready or the next timeout;
+            // curl shortens the wait to its own timers. Nothing pending: sleep until woken.
+            var timeout = Int32.max
+            if let wakeUp = resolver.nextWakeUp(now: now) {
+                timeout = Int32(clamping: max(0, (wakeUp - now).milliseconds))
+            }
+            let count = UInt32(descriptors.count)
+            let polled = descriptors.withUnsafeMutableBufferPointer { buffer in
+                curl_multi_poll(multi, buffer.baseAddress, count, timeout, nil)
+            }
+            guard polled == CURLM_OK else {
+                // poll(2) itself failed (curl retries EINTR): never spin on it; timeouts still apply.
+                usleep(10_000)
+                continue
+            }
+            resolver.process(descriptors)
+            counters.withLock { $0.wakeUps += 1 }
+        }
+    }
+
+    /// Starts a batch: resolv.conf is compared once per batch that resolves anything.
+    private func start(_ work: [EngineWork]) {
+        if work.contains(where: { if case .resolve = $0 { true } else { false } }) {
+            resolver.refreshIfChanged()
+        }
+        for item in work {
+            switch item {
+            case .probe(let job, let completion):
+                counters.withLock { $0.probes += 1 }
+                startProbe(job, completion: completion)
+            case .resolve(let host, let deadline, let completion):
+                counters.withLock { $0.resolutions += 1 }
+                resolver.start(host: host, deadline: deadline, completion: completion)
+            }
+        }
+    }
+
+    private func startProbe(_ job: ProbeJob, completion: @escaping @Sendable (ProbeOutcome) -> Void) {
+        guard job.deadline > .now else {
+            completion(.failed(.timeout, detail: "no time left to probe"))
+            return
+        }
+        let transfer: Transfer
+        do {
+            transfer = try Transfer(job: job, trustedCertificates: trustedCertificates, completion: completion)
+        } catch {
+            completion(.failed(.error, detail: error.message))
+            return
+        }
+        let added = curl_multi_add_handle(multi, transfer.easy)
+        guard added == CURLM_OK else {
+            transfer.complete(.failed(.error, detail: String(cString: curl_multi_strerror(added))))
+            return
+        }
+        transfers[transfer.easy] = transfer
+    }
+
+    private func collectFinishedTransfers() {
+        var left: Int32 = 0
+        while let message = curl_multi_info_read(multi, &left) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                let transfer = transfers.removeValue(forKey: easy)
+            else { continue }
+            let code = reachd_curl_msg_result(message)  // read before the handle is removed
+            curl_multi_remove_handle(multi, easy)
+            transfer.finish(code: code)
+        }
+    }
+
+    /// Ends everything: queued work that never started, transfers and resolutions under way (all
+    /// completed as cancelled), then the handles.
+    private func shutDown(unstarted: [EngineWork]) {
+        let cancelled = ProbeOutcome(failure: .error, detail: "the engine stopped", wasCancelled: true)
+        for item in unstarted {
+            switch item {
+            case .probe(_, let completion): completion(cancelled)
+            case .resolve(_, _, let completion):
+                completion(
+                    ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true))
+            }
+        }
+        for (easy, transfer) in transfers {
+            curl_multi_remove_handle(multi, easy)
+            transfer.complete(cancelled)
+        }
+        transfers = [:]
+        resolver.shutdown()
+        // Nothing can have been queued since the last batch was taken: `submit` refuses once stopping.
+        inbox.withLock { $0.phase = .stopped }
+    }
+}
+
+/// The closure a new thread runs (pthread takes one pointer).
+private final class ThreadBody: Sendable {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}

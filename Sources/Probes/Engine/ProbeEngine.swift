@@ -1,0 +1,76 @@
+import CAres
+import CCurl
+import Dispatch
+import Glibc
+import Synchronization
+
+/// The one place reachd's outbound probes happen: a dedicated thread that drives a libcurl multi
+/// handle (TCP connects, HTTP and HTTPS requests) and a c-ares channel (DNS), sleeping in
+/// `curl_multi_poll` with c-ares' descriptors added, woken by `curl_multi_wakeup`.
+///
+/// Any thread submits work without blocking (`probe`, `resolve`); each accepted job's completion is
+/// called exactly once, on the engine thread, and must not block it: every other probe waits
+/// meanwhile. Completions may submit more work (resolve → route check → probe).
+///
+/// A `final class` with a `Mutex`-guarded inbox rather than an actor: the callers include the netlink
+/// thread, which cannot `await`, and libcurl and c-ares must be driven from one thread anyway.
+public final class ProbeEngine: Sendable {
+    private let core: EngineCore
+
+    /// Creates the multi handle and starts the engine thread.
+    ///
+    /// - Parameters:
+    ///   - resolver: where DNS configuration comes from (tests point it at their own server).
+    ///   - trustedCertificates: a PEM bundle to verify TLS servers against instead of the system's CAs
+    ///     (`CURLOPT_CAINFO`); `nil` in production. Verification itself is never turned off.
+    public init(
+        resolver: ResolverConfiguration = ResolverConfiguration(), trustedCertificates: String? = nil
+    ) throws(ProbeEngineError) {
+        guard EngineCore.libraries else { throw ProbeEngineError("libcurl or c-ares could not be initialised") }
+        guard let multi = curl_multi_init() else { throw ProbeEngineError("curl_multi_init failed") }
+        core = EngineCore(
+            multi: multi, resolver: Resolver(configuration: resolver), trustedCertificates: trustedCertificates)
+        try core.startThread()
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Submits a TCP connect or HTTP(S) request.
+    ///
+    /// - Returns: `false` when the engine is stopped; the completion is then never called.
+    @discardableResult
+    public func probe(_ job: ProbeJob, completion: @escaping @Sendable (ProbeOutcome) -> Void) -> Bool {
+        core.submit(.probe(job, completion))
+    }
+
+    /// Resolves a host name to its A and AAAA addresses (an IP literal comes back at once, without DNS).
+    ///
+    /// - Parameters:
+    ///   - host: a name or an IP literal without brackets (`TargetURL.host`).
+    ///   - deadline: when to give up with `timeout`.
+    /// - Returns: `false` when the engine is stopped; the completion is then never called.
+    @discardableResult
+    public func resolve(
+        _ host: String, deadline: ContinuousClock.Instant, completion: @escaping @Sendable (ResolveOutcome) -> Void
+    ) -> Bool {
+        core.submit(.resolve(host, deadline, completion))
+    }
+
+    /// What the engine has done so far (for tests and `/metrics`).
+    public var statistics: EngineStatistics { core.statistics }
+
+    /// Wakes the thread, cancels what is under way (completions are called with `wasCancelled`), waits
+    /// for the thread to end and releases every handle. Idempotent; from the engine thread itself (a
+    /// completion) it only signals.
+    public func stop() {
+        core.stop()
+    }
+}
+
+/// The engine could not start.
+public struct ProbeEngineError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

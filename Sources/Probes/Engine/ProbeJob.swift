@@ -1,0 +1,29 @@
+/// One connection or request the engine makes: what, to which address, until when.
+public struct ProbeJob: Sendable, Equatable {
+    /// A `tcp://`, `http://` or `https://` URL (`host://` needs no probe: resolving and routing is all).
+    public let url: TargetURL
+    /// The address to connect to: the one the caller resolved and routed. libcurl never resolves the
+    /// URL's host itself (`CURLOPT_CONNECT_TO`), yet `Host:`, SNI and certificate checks still use it.
+    public let address: IPAddress
+    /// When the probe must have ended: the caller's budget for the whole probe, so a timeout of 3 s
+    /// that spent 1 s in DNS leaves 2 s here.
+    public let deadline: ContinuousClock.Instant
+    /// For the connectivity check: the body prefix to compare (at most
+    /// `ProbeLimits.maximumExpectedBody` bytes). Reading stops as soon as it is decided.
+    public let expectedBodyPrefix: [UInt8]?
+
+    public init(
+        url: TargetURL, address: IPAddress, deadline: ContinuousClock.Instant, expectedBodyPrefix: [UInt8]? = nil
+    ) {
+        precondition(url.scheme != .host, "host:// targets are not probed beyond DNS and the route")
+        precondition(
+            (expectedBodyPrefix?.count ?? 0) <= ProbeLimits.maximumExpectedBody, "expected body prefix too long")
+        self.url = url
+        self.address = address
+        self.deadline = deadline
+        self.expectedBodyPrefix = expectedBodyPrefix?.isEmpty == true ? nil : expectedBodyPrefix
+    }
+
+    /// `tcp://` only connects.
+    var connectOnly: Bool { url.scheme == .tcp }
+}

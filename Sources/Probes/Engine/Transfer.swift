@@ -1,0 +1,164 @@
+import CCurl
+
+/// One probe job on its libcurl easy handle: the options that make it a probe, the bounded body
+/// check, and the outcome read back when curl is done. Lives on the engine thread only.
+final class Transfer {
+    let easy: UnsafeMutableRawPointer
+    let job: ProbeJob
+    private let completion: @Sendable (ProbeOutcome) -> Void
+    /// Owned by this transfer: curl keeps pointers to both until the handle is cleaned up.
+    private var connectTo: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+    /// Body bytes compared with the expected prefix so far.
+    private var compared = 0
+    private var prefixMatched: Bool?
+    /// The write callback stopped the transfer on purpose (reading more would change nothing).
+    private var stoppedReading = false
+    private var finished = false
+
+    /// Creates and configures the easy handle.
+    ///
+    /// - Throws: when curl refuses an option (the job would otherwise run without it).
+    init(
+        job: ProbeJob, trustedCertificates: String?, completion: @escaping @Sendable (ProbeOutcome) -> Void
+    ) throws(TransferSetupError) {
+        guard let easy = curl_easy_init() else { throw TransferSetupError("curl_easy_init failed") }
+        self.easy = easy
+        self.job = job
+        self.completion = completion
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        try configure()
+        if let trustedCertificates { try set(CURLOPT_CAINFO, trustedCertificates) }
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_slist_free_all(connectTo)
+        errorBuffer.deallocate()
+    }
+
+    private func configure() throws(TransferSetupError) {
+        guard let url = job.url.requestURL, let port = job.url.port else { throw TransferSetupError("no URL to probe") }
+        // Connect to exactly the routed address, whatever the URL's host: an empty HOST and PORT match
+        // this handle's only URL. A literal needs no resolver, so curl never asks DNS itself.
+        connectTo = curl_slist_append(nil, "::\(job.address.urlHost):\(port)")
+        guard connectTo != nil else { throw TransferSetupError("curl_slist_append failed") }
+        let remaining = max(1, (job.deadline - .now).milliseconds)
+        try set(CURLOPT_URL, url)
+        try set(CURLOPT_CONNECT_TO, slist: connectTo)
+        // Total time, connect and TLS included. curl's default connect timeout (300 s) is longer.
+        try set(CURLOPT_TIMEOUT_MS, Int(remaining))
+        // Threads and signals: never let curl use SIGALRM (it is not the process's only thread).
+        try set(CURLOPT_NOSIGNAL, 1)
+        // Only web probes: a server cannot redirect (not followed anyway) or trick us into FILE, FTP…
+        try set(CURLOPT_PROTOCOLS_STR, "http,https")
+        try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+        try set(CURLOPT_FOLLOWLOCATION, 0)
+        // A proxy from the environment would defeat pinning and test the proxy instead of the path.
+        try set(CURLOPT_PROXY, "")
+        // Every probe makes its own connection: a reused one would hide a network that broke since.
+        try set(CURLOPT_FRESH_CONNECT, 1)
+        try set(CURLOPT_FORBID_REUSE, 1)
+        try set(CURLOPT_SSL_VERIFYPEER, 1)
+        try set(CURLOPT_SSL_VERIFYHOST, 2)
+        try set(CURLOPT_USERAGENT, "reachd")
+        try set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
+        if job.connectOnly {
+            try set(CURLOPT_CONNECT_ONLY, 1)
+        } else {
+            try check(reachd_curl_easy_setopt_write_function(easy, Transfer.write))
+            try set(CURLOPT_WRITEDATA, pointer: Unmanaged.passUnretained(self).toOpaque())
+        }
+    }
+
+    /// Receives body bytes. Keeps nothing but a comparison position: returns early (which makes curl
+    /// end the transfer with `CURLE_WRITE_ERROR`) as soon as the answer is decided, so a 10 MB body is
+    /// never read, let alone buffered.
+    private static let write: curl_write_callback = { data, size, count, context in
+        let transfer = Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue()
+        let length = size * count
+        guard let expected = transfer.job.expectedBodyPrefix, transfer.prefixMatched == nil, let data else {
+            transfer.stoppedReading = true
+            return 0  // the status line is all a target needs
+        }
+        let bytes = UnsafeRawBufferPointer(start: data, count: length)
+        for byte in bytes {
+            if byte != expected[transfer.compared] {
+                transfer.prefixMatched = false
+                break
+            }
+            transfer.compared += 1
+            if transfer.compared == expected.count {
+                transfer.prefixMatched = true
+                break
+            }
+        }
+        if transfer.prefixMatched != nil {
+            transfer.stoppedReading = true
+            return 0
+        }
+        return length
+    }
+
+    /// Builds the outcome from curl's result code and calls the completion (once).
+    func finish(code: CURLcode) {
+        let answered = code == CURLE_OK || (code == CURLE_WRITE_ERROR && stoppedReading)
+        var outcome = ProbeOutcome(failure: answered ? nil : CurlFailure.reason(for: code), timings: timings())
+        if answered, !job.connectOnly {
+            var status = 0
+            _ = reachd_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            outcome.statusCode = status
+            if !(200...399).contains(status) { outcome.failure = .httpStatus }
+            if job.expectedBodyPrefix != nil { outcome.bodyPrefixMatched = prefixMatched ?? false }
+        }
+        if outcome.failure != nil {
+            let message = String(cString: errorBuffer)
+            outcome.detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+        }
+        complete(outcome)
+    }
+
+    /// Ends the job without curl's verdict (the deadline passed before it started, or the engine stops).
+    func complete(_ outcome: ProbeOutcome) {
+        guard !finished else { return }
+        finished = true
+        completion(outcome)
+    }
+
+    private func timings() -> ProbeTimings {
+        func read(_ info: CURLINFO) -> Duration {
+            var microseconds: curl_off_t = 0
+            _ = reachd_curl_easy_getinfo_off_t(easy, info, &microseconds)
+            return .microseconds(microseconds)
+        }
+        return ProbeTimings(
+            nameLookup: read(CURLINFO_NAMELOOKUP_TIME_T), connect: read(CURLINFO_CONNECT_TIME_T),
+            appConnect: read(CURLINFO_APPCONNECT_TIME_T), total: read(CURLINFO_TOTAL_TIME_T))
+    }
+
+    private func set(_ option: CURLoption, _ value: Int) throws(TransferSetupError) {
+        try check(reachd_curl_easy_setopt_long(easy, option, value))
+    }
+
+    private func set(_ option: CURLoption, _ value: String) throws(TransferSetupError) {
+        try check(reachd_curl_easy_setopt_string(easy, option, value))
+    }
+
+    private func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer) throws(TransferSetupError) {
+        try check(reachd_curl_easy_setopt_pointer(easy, option, pointer))
+    }
+
+    private func set(_ option: CURLoption, slist: UnsafeMutablePointer<curl_slist>?) throws(TransferSetupError) {
+        try check(reachd_curl_easy_setopt_slist(easy, option, slist))
+    }
+
+    private func check(_ code: CURLcode) throws(TransferSetupError) {
+        guard code == CURLE_OK else { throw TransferSetupError(String(cString: curl_easy_strerror(code))) }
+    }
+}
+
+/// A job that could not even be set up (reported to its completion as `error`).
+struct TransferSetupError: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}

@@ -1,0 +1,126 @@
+import CAres
+import CCurl
+import Glibc
+
+/// One c-ares channel (one reading of `resolv.conf`) and the sockets it wants watched.
+///
+/// c-ares tells which descriptors to watch through its socket-state callback; the channel keeps that
+/// set so the engine can hand it to `curl_multi_poll` as extra descriptors, and calls
+/// `ares_process_fd` for those that became ready. Used only on the engine thread.
+final class AresChannel {
+    private(set) var channel: OpaquePointer?
+    /// Descriptor → (wants read, wants write), as c-ares last asked.
+    private(set) var sockets: [ares_socket_t: (read: Bool, write: Bool)] = [:]
+    /// Queries started and not yet called back; a retired channel is destroyed when this is 0.
+    var outstanding = 0
+
+    /// Reads the resolver configuration into a new channel.
+    ///
+    /// - Throws: c-ares' message when the channel cannot be created.
+    init(configuration: ResolverConfiguration) throws(ResolverError) {
+        var options = ares_options()
+        var mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_RESOLVCONF | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES
+        options.sock_state_cb = { data, socket, readable, writable in
+            guard let data else { return }
+            let channel = Unmanaged<AresChannel>.fromOpaque(data).takeUnretainedValue()
+            if readable == 0, writable == 0 {
+                channel.sockets[socket] = nil
+            } else {
+                channel.sockets[socket] = (readable != 0, writable != 0)
+            }
+        }
+        options.sock_state_cb_data = Unmanaged.passUnretained(self).toOpaque()
+        options.timeout = Int32(clamping: configuration.attemptTimeout.milliseconds)
+        options.tries = Int32(clamping: max(1, configuration.attempts))
+        if let port = configuration.serverPort {
+            mask |= ARES_OPT_UDP_PORT | ARES_OPT_TCP_PORT
+            options.udp_port = port
+            options.tcp_port = port
+        }
+        let path = strdup(configuration.resolvConfPath)
+        defer { free(path) }
+        options.resolvconf_path = path
+        var created: OpaquePointer?
+        let status = ares_init_options(&created, &options, mask)
+        guard status == ARES_SUCCESS, let created else {
+            throw ResolverError(
+                "cannot read \(configuration.resolvConfPath): \(String(cString: ares_strerror(status)))")
+        }
+        channel = created
+    }
+
+    deinit {
+        destroy()
+    }
+
+    /// Destroys the channel: c-ares calls every pending query back with `ARES_EDESTRUCTION` first.
+    func destroy() {
+        guard let channel else { return }
+        self.channel = nil
+        ares_destroy(channel)
+        sockets = [:]
+    }
+
+    /// The descriptors c-ares waits on, in `curl_multi_poll`'s form.
+    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) {
+        for (socket, interest) in sockets {
+            var events: Int16 = 0
+            if interest.read { events |= Int16(CURL_WAIT_POLLIN) }
+            if interest.write { events |= Int16(CURL_WAIT_POLLOUT) }
+            descriptors.append(curl_waitfd(fd: socket, events: events, revents: 0))
+        }
+    }
+
+    /// Lets c-ares read or write a ready descriptor (it may call queries back from here).
+    func process(_ descriptor: curl_waitfd) {
+        guard let channel, sockets[descriptor.fd] != nil else { return }
+        let readable = descriptor.revents & Int16(CURL_WAIT_POLLIN | CURL_WAIT_POLLPRI) != 0
+        let writable = descriptor.revents & Int16(CURL_WAIT_POLLOUT) != 0
+        guard readable || writable else { return }
+        ares_process_fd(
+            channel, readable ? descriptor.fd : reachd_ares_socket_bad,
+            writable ? descriptor.fd : reachd_ares_socket_bad)
+    }
+
+    /// Lets c-ares handle its timeouts (retries, next server, giving up).
+    func processTimeouts() {
+        guard let channel else { return }
+        ares_process_fd(channel, reachd_ares_socket_bad, reachd_ares_socket_bad)
+    }
+
+    /// How long until c-ares needs `processTimeouts`, or `nil` when it waits for nothing.
+    func nextTimeout() -> Duration? {
+        guard let channel, outstanding > 0 else { return nil }
+        var storage = timeval()
+        guard let next = ares_timeout(channel, nil, &storage) else { return nil }
+        return .seconds(next.pointee.tv_sec) + .microseconds(next.pointee.tv_usec)
+    }
+
+    /// Starts `ares_getaddrinfo` for A and AAAA; `context` comes back to `callback` retained.
+    func getAddresses(
+        of host: String, context: UnsafeMutableRawPointer, callback: ares_addrinfo_callback
+    ) {
+        guard let channel else { return }
+        var hints = ares_addrinfo_hints()
+        hints.ai_family = AF_UNSPEC
+        // reachd sorts itself; c-ares' RFC 6724 sort would open a UDP socket per address to learn it.
+        hints.ai_flags = ARES_AI_NOSORT
+        outstanding += 1
+        ares_getaddrinfo(channel, host, nil, &hints, callback, context)
+    }
+}
+
+/// The resolver cannot run (a channel could not be created).
+public struct ResolverError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Duration {
+    /// Whole milliseconds, rounded up so a short wait never becomes a busy loop of zero timeouts.
+    var milliseconds: Int64 {
+        guard self > .zero else { return 0 }
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,26 @@
+/// The result of resolving one host.
+public struct ResolveOutcome: Sendable, Equatable {
+    /// Every A and AAAA address, de-duplicated and sorted (IPv4 first, then numerically); for an IP
+    /// literal, the literal. Empty on failure.
+    public var addresses: [IPAddress]
+    /// `nil` on success; otherwise `dns` (NXDOMAIN, no data, a failing or refusing server),
+    /// `timeout` (no answer before the deadline) or `error`.
+    public var failure: ProbeReason?
+    /// c-ares' message (`ares_strerror`) for logs.
+    public var detail: String?
+    /// From submission to the answer: the DNS part of a probe's duration.
+    public var duration: Duration
+    /// The engine stopped before the answer came (`failure` is then `error`).
+    public var wasCancelled: Bool
+
+    public init(
+        addresses: [IPAddress], failure: ProbeReason?, detail: String? = nil, duration: Duration = .zero,
+        wasCancelled: Bool = false
+    ) {
+        self.addresses = addresses
+        self.failure = failure
+        self.detail = detail
+        self.duration = duration
+        self.wasCancelled = wasCancelled
+    }
+}

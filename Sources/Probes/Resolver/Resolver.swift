@@ -1,0 +1,218 @@
+import CAres
+import CCurl
+import Glibc
+
+/// Name resolution over c-ares: A and AAAA for a host, with a deadline per query and the errors DNS
+/// actually gave (NXDOMAIN is `dns`, silence is `timeout`).
+///
+/// Driven by the probe engine's thread only: `start` queues a query, the engine polls the descriptors
+/// from `appendWaitDescriptors` together with libcurl's and calls `process`/`processTimeouts`.
+/// Completions run there too.
+///
+/// `resolv.conf` is compared (`FileSignature`) before each batch; when it changed, a new channel
+/// reads it and the old one is retired: it finishes the queries it has, then is destroyed, so a
+/// change never fails a resolution already under way.
+final class Resolver {
+    private let configuration: ResolverConfiguration
+    private var current: AresChannel?
+    private var currentSignature: FileSignature?
+    private var retired: [AresChannel] = []
+    /// Why the last attempt to read the configuration failed, while there is no channel.
+    private var configurationProblem: String?
+    /// Queries not yet completed, for their deadlines.
+    private var pending: [Resolution] = []
+
+    init(configuration: ResolverConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// Re-reads `resolv.conf` if it changed since the channel was made (or there is none yet). The
+    /// engine calls this once per batch of resolutions: one `stat`, not one per query.
+    func refreshIfChanged() {
+        let signature = FileSignature(path: configuration.resolvConfPath)
+        if current != nil, signature == currentSignature { return }
+        do {
+            let channel = try AresChannel(configuration: configuration)
+            if let old = current { retire(old) }
+            current = channel
+            currentSignature = signature
+            configurationProblem = nil
+        } catch {
+            // Keep the previous channel, if any: an unreadable new file should not stop DNS.
+            configurationProblem = error.description
+        }
+    }
+
+    /// Starts resolving `host`; `completion` is called once, on the engine thread.
+    func start(
+        host: String, deadline: ContinuousClock.Instant, completion: @escaping @Sendable (ResolveOutcome) -> Void
+    ) {
+        let resolution = Resolution(host: host, deadline: deadline, completion: completion)
+        if let literal = IPAddress(host) {
+            resolution.finish(ResolveOutcome(addresses: [literal], failure: nil))
+            return
+        }
+        if deadline <= .now {
+            resolution.finish(ResolveOutcome(addresses: [], failure: .timeout, detail: "no time left to resolve"))
+            return
+        }
+        guard let channel = current else {
+            resolution.finish(
+                ResolveOutcome(addresses: [], failure: .error, detail: configurationProblem ?? "no resolver"))
+            return
+        }
+        pending.append(resolution)
+        channel.getAddresses(
+            of: host, context: Unmanaged.passRetained(Call(resolution: resolution, channel: channel)).toOpaque()
+        ) { context, status, _, result in
+            let call = Unmanaged<Call>.fromOpaque(context!).takeRetainedValue()
+            defer { if let result { ares_freeaddrinfo(result) } }
+            call.channel.outstanding -= 1
+            call.resolution.finish(Resolver.outcome(status: status, result: result))
+        }
+    }
+
+    /// Every descriptor of every channel (current and retired).
+    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) {
+        current?.appendWaitDescriptors(to: &descriptors)
+        for channel in retired { channel.appendWaitDescriptors(to: &descriptors) }
+    }
+
+    /// Hands ready descriptors to the channel that owns them.
+    func process(_ descriptors: [curl_waitfd]) {
+        for descriptor in descriptors where descriptor.revents != 0 {
+            current?.process(descriptor)
+            for channel in retired { channel.process(descriptor) }
+        }
+    }
+
+    /// c-ares' own timeouts, then reachd's deadlines; then drops what finished.
+    func processTimeouts(now: ContinuousClock.Instant) {
+        current?.processTimeouts()
+        for channel in retired { channel.processTimeouts() }
+        for resolution in pending where !resolution.isFinished && resolution.deadline <= now {
+            resolution.finish(
+                ResolveOutcome(addresses: [], failure: .timeout, detail: "no answer before the deadline"))
+        }
+        pending.removeAll { $0.isFinished }
+        retired.removeAll { channel in
+            guard channel.outstanding == 0 else { return false }
+            channel.destroy()
+            return true
+        }
+    }
+
+    /// The earliest moment something must be processed even if no descriptor becomes ready.
+    func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        var earliest = pending.lazy.filter { !$0.isFinished }.map(\.deadline).min()
+        for channel in [current].compactMap({ $0 }) + retired {
+            if let timeout = channel.nextTimeout() {
+                earliest = min(earliest ?? now + timeout, now + timeout)
+            }
+        }
+        return earliest
+    }
+
+    /// Ends every query (their completions run, marked cancelled) and destroys every channel.
+    func shutdown() {
+        current?.destroy()
+        current = nil
+        for channel in retired { channel.destroy() }
+        retired = []
+        for resolution in pending where !resolution.isFinished {
+            resolution.finish(
+                ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true))
+        }
+        pending = []
+    }
+
+    private func retire(_ channel: AresChannel) {
+        if channel.outstanding == 0 {
+            channel.destroy()
+        } else {
+            retired.append(channel)
+        }
+    }
+
+    /// Maps c-ares' answer to an outcome: the address list, or the reason it has none.
+    static func outcome(status: Int32, result: UnsafeMutablePointer<ares_addrinfo>?) -> ResolveOutcome {
+        let detail = String(cString: ares_strerror(status))
+        switch status {
+        case ARES_SUCCESS:
+            var addresses = Set<IPAddress>()
+            var node = result?.pointee.nodes
+            while let current = node {
+                if let address = IPAddress(socketAddress: current.pointee.ai_addr) { addresses.insert(address) }
+                node = current.pointee.ai_next
+            }
+            if addresses.isEmpty { return ResolveOutcome(addresses: [], failure: .dns, detail: "no addresses") }
+            return ResolveOutcome(addresses: addresses.sorted(), failure: nil)
+        case ARES_ENOTFOUND, ARES_ENODATA, ARES_ENONAME, ARES_EBADNAME, ARES_ESERVFAIL, ARES_EREFUSED,
+            ARES_EFORMERR, ARES_ENOTIMP, ARES_EBADRESP, ARES_ECONNREFUSED:
+            // The name did not resolve: no such name, no address for it, or a server that failed or
+            // refused the query (including one whose port answered with ICMP "port unreachable").
+            return ResolveOutcome(addresses: [], failure: .dns, detail: detail)
+        case ARES_ETIMEOUT:
+            return ResolveOutcome(addresses: [], failure: .timeout, detail: detail)
+        case ARES_EDESTRUCTION, ARES_ECANCELLED:
+            return ResolveOutcome(addresses: [], failure: .error, detail: detail, wasCancelled: true)
+        default:
+            return ResolveOutcome(addresses: [], failure: .error, detail: detail)
+        }
+    }
+}
+
+/// One resolution: completed exactly once, by c-ares' callback, its deadline or shutdown, whichever
+/// comes first; what comes later is ignored.
+private final class Resolution {
+    let host: String
+    let deadline: ContinuousClock.Instant
+    let started = ContinuousClock.now
+    private let completion: @Sendable (ResolveOutcome) -> Void
+    private(set) var isFinished = false
+
+    init(host: String, deadline: ContinuousClock.Instant, completion: @escaping @Sendable (ResolveOutcome) -> Void) {
+        self.host = host
+        self.deadline = deadline
+        self.completion = completion
+    }
+
+    func finish(_ outcome: ResolveOutcome) {
+        guard !isFinished else { return }
+        isFinished = true
+        var outcome = outcome
+        outcome.duration = ContinuousClock.now - started
+        completion(outcome)
+    }
+}
+
+/// The context c-ares carries for one `ares_getaddrinfo`: which resolution, on which channel.
+private final class Call {
+    let resolution: Resolution
+    let channel: AresChannel
+    init(resolution: Resolution, channel: AresChannel) {
+        self.resolution = resolution
+        self.channel = channel
+    }
+}
+
+extension IPAddress {
+    /// The address in a `sockaddr_in` or `sockaddr_in6`.
+    init?(socketAddress: UnsafeMutablePointer<sockaddr>?) {
+        guard let socketAddress else { return nil }
+        switch Int32(socketAddress.pointee.sa_family) {
+        case AF_INET:
+            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
+                withUnsafeBytes(of: pointer.pointee.sin_addr) { Array($0) }
+            }
+            self.init(bytes: bytes)
+        case AF_INET6:
+            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+                withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
+            }
+            self.init(bytes: bytes)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import Probes
+
+extension ProbeEngine {
+    /// `probe` for tests: suspends until the completion (which runs on the engine thread).
+    func probe(_ job: ProbeJob) async -> ProbeOutcome {
+        await withCheckedContinuation { continuation in
+            let accepted = probe(job) { continuation.resume(returning: $0) }
+            if !accepted { continuation.resume(returning: ProbeOutcome(failure: .error, wasCancelled: true)) }
+        }
+    }
+
+    /// `resolve` for tests, with a timeout from now.
+    func resolve(_ host: String, timeout: Duration = .seconds(3)) async -> ResolveOutcome {
+        await withCheckedContinuation { continuation in
+            let accepted = resolve(host, deadline: .now + timeout) { continuation.resume(returning: $0) }
+            if !accepted {
+                continuation.resume(returning: ResolveOutcome(addresses: [], failure: .error, wasCancelled: true))
+            }
+        }
+    }
+}
