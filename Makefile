@@ -4,10 +4,12 @@
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV := .venv-test
-# Runtime and build needs: the two C libraries, pkg-config to find them, iproute2 for `ip`.
-DEB_BUILD := libmicrohttpd-dev libmnl-dev pkg-config
-# Test needs: curl and iproute2 for black-box tests, python3-venv for the pytest suite.
-DEB_TEST := iproute2 curl python3 python3-venv
+# Runtime and build needs: the C libraries (HTTP server, netlink, outbound probes: libcurl and
+# c-ares), pkg-config to find them.
+DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev pkg-config
+# Test needs: curl and iproute2 for black-box tests, python3-venv for the pytest suite, dnsmasq
+# and openssl for the worlds the probe tests build (a real DNS server, a TLS server).
+DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl
 
 .PHONY: run test deps test-deps build release format swift-test e2e packaging bench clean
 

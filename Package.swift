@@ -65,7 +65,7 @@ let package = Package(
         ),
         .target(
             name: "Probes",
-            dependencies: ["CCurl", "CAres"],
+            dependencies: ["CCurl", "CAres", "Reachable"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -97,7 +97,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ProbesTests",
-            dependencies: ["Probes"],
+            dependencies: ["Probes", "Reachable"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -41,7 +41,7 @@ extension ServeOptions {
             service = try ReachabilityServer(monitor: monitor, configuration: server, logger: logger)
         } catch {
             monitor.close()
-            logger.critical("cannot serve: \(error)")
+            logger.critical("cannot serve on --host \(server.host) --port \(server.port): \(error)")
             throw ExitCode(1)
         }
         logger.info(

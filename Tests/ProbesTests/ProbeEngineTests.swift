@@ -1,5 +1,6 @@
 import Foundation
 import Probes
+import Reachable
 import Testing
 
 /// The engine against real servers on loopback, one per behaviour.

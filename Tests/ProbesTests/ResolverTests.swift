@@ -1,5 +1,6 @@
 import Foundation
 import Probes
+import Reachable
 import Testing
 
 /// The resolver against real DNS servers on loopback: dnsmasq for answers and NXDOMAIN, a socket that

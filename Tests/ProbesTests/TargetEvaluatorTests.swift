@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Probes
+import Reachable
 import Testing
 
 /// DESIGN's `--target-failures` rule, step by step.
@@ -8,7 +9,7 @@ import Testing
     func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
 
     /// Feeds results one by one; returns every evaluation.
-    func run(_ results: [ProbeReason?], threshold: Int = 3) -> [TargetEvaluation] {
+    func run(_ results: [ProbeFailureReason?], threshold: Int = 3) -> [TargetEvaluation] {
         let evaluator = TargetEvaluator(failureThreshold: threshold)
         var current = TargetEvaluation.unknown(since: start)
         var all: [TargetEvaluation] = []
@@ -24,8 +25,8 @@ import Testing
         #expect(first.state == .reachable && first.reason == nil && first.since == at(1))
     }
 
-    @Test(arguments: [ProbeReason.dns, .timeout, .refused, .httpStatus, .tls, .error, .noRoute])
-    func firstFailureDecidesAtOnce(_ reason: ProbeReason) {
+    @Test(arguments: [ProbeFailureReason.dns, .timeout, .refused, .httpStatus, .tls, .error, .noRoute])
+    func firstFailureDecidesAtOnce(_ reason: ProbeFailureReason) {
         let first = run([reason])[0]
         #expect(first.state == .unreachable && first.reason == reason && first.since == at(1))
     }
@@ -85,7 +86,7 @@ import Testing
     }
 
     @Test(arguments: [
-        (answer(204), ConnectivityState.full, ProbeReason?.none),
+        (answer(204), ConnectivityStatus.State.full, ProbeFailureReason?.none),
         (answer(204, matched: false), .full, nil),
         (answer(200, matched: true), .full, nil),
         (answer(299, matched: true), .full, nil),
@@ -96,14 +97,14 @@ import Testing
         (answer(399), .portal, nil),
         (answer(404), .limited, .httpStatus),
         (answer(503, matched: true), .limited, .httpStatus),
-        (ProbeOutcome.failed(.noRoute), ConnectivityState.none, nil),
+        (ProbeOutcome.failed(.noRoute), ConnectivityStatus.State.none, nil),
         (ProbeOutcome.failed(.dns), .limited, .dns),
         (ProbeOutcome.failed(.timeout), .limited, .timeout),
         (ProbeOutcome.failed(.refused), .limited, .refused),
         (ProbeOutcome.failed(.tls), .limited, .tls),
         (ProbeOutcome.failed(.error), .limited, .error),
     ])
-    func outcomeClassifies(_ outcome: ProbeOutcome, _ state: ConnectivityState, _ reason: ProbeReason?) {
+    func outcomeClassifies(_ outcome: ProbeOutcome, _ state: ConnectivityStatus.State, _ reason: ProbeFailureReason?) {
         let classified = ConnectivityEvaluator.classify(outcome)
         #expect(classified.state == state)
         #expect(classified.reason == reason)
@@ -122,7 +123,7 @@ import Testing
 
     @Test func backoffDoublesFromOneSecondUpToTheIntervalWhileNotFull() {
         var schedule = ConnectivitySchedule(interval: .seconds(20))
-        let delays = [ConnectivityState.limited, .limited, .portal, .limited, .none, .limited, .limited].map {
+        let delays = [ConnectivityStatus.State.limited, .limited, .portal, .limited, .none, .limited, .limited].map {
             schedule.delay(after: $0)
         }
         #expect(delays == [1, 2, 4, 8, 16, 20, 20].map { Duration.seconds($0) })

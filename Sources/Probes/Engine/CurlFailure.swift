@@ -1,4 +1,5 @@
 import CCurl
+public import Reachable
 
 /// libcurl's result codes in the contract's reasons.
 enum CurlFailure {
@@ -6,7 +7,7 @@ enum CurlFailure {
     ///
     /// `CURLE_COULDNT_CONNECT` covers a reset SYN (a closed port) and also an unreachable host or
     /// network reported by the kernel at connect time: "nobody took the connection" either way.
-    static func reason(for code: CURLcode) -> ProbeReason {
+    static func reason(for code: CURLcode) -> ProbeFailureReason {
         switch code {
         case CURLE_COULDNT_CONNECT: .refused
         case CURLE_OPERATION_TIMEDOUT: .timeout

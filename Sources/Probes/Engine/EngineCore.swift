@@ -2,6 +2,7 @@ import CAres
 import CCurl
 import Dispatch
 import Glibc
+import Reachable
 import Synchronization
 
 /// Work submitted from any thread, taken by the engine thread.

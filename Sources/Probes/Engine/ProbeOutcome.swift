@@ -1,3 +1,5 @@
+public import Reachable
+
 /// How long each phase of one probe took, from libcurl's `*_TIME_T` counters (each measured from the
 /// start of the transfer). For `/metrics`; never part of the status document, since it changes on
 /// every probe.
@@ -25,7 +27,7 @@ public struct ProbeTimings: Sendable, Equatable {
 /// The result of one probe job.
 public struct ProbeOutcome: Sendable, Equatable {
     /// `nil` when the probe succeeded (connected, or answered 200–399).
-    public var failure: ProbeReason?
+    public var failure: ProbeFailureReason?
     /// The HTTP status, whenever an answer came (also with `http-status`); `nil` for `tcp`.
     public var statusCode: Int?
     /// With an expected body prefix: whether the body started with it (`false` also when the body
@@ -38,7 +40,7 @@ public struct ProbeOutcome: Sendable, Equatable {
     public var wasCancelled: Bool
 
     public init(
-        failure: ProbeReason?, statusCode: Int? = nil, bodyPrefixMatched: Bool? = nil,
+        failure: ProbeFailureReason?, statusCode: Int? = nil, bodyPrefixMatched: Bool? = nil,
         timings: ProbeTimings = ProbeTimings(), detail: String? = nil, wasCancelled: Bool = false
     ) {
         self.failure = failure
@@ -53,7 +55,7 @@ public struct ProbeOutcome: Sendable, Equatable {
 
     /// An outcome decided before any packet was sent (a missing route, a failed resolution), so the
     /// evaluators take one type whichever stage failed.
-    public static func failed(_ reason: ProbeReason, detail: String? = nil) -> ProbeOutcome {
+    public static func failed(_ reason: ProbeFailureReason, detail: String? = nil) -> ProbeOutcome {
         ProbeOutcome(failure: reason, detail: detail)
     }
 }

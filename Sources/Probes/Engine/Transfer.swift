@@ -1,4 +1,5 @@
 import CCurl
+import Reachable
 
 /// One probe job on its libcurl easy handle: the options that make it a probe, the bounded body
 /// check, and the outcome read back when curl is done. Lives on the engine thread only.

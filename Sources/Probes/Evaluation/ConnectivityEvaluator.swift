@@ -1,14 +1,15 @@
-import FoundationEssentials
+public import FoundationEssentials
+public import Reachable
 
 /// What the document says about connectivity.
 public struct ConnectivityEvaluation: Sendable, Equatable {
-    public var state: ConnectivityState
+    public var state: ConnectivityStatus.State
     /// `nil` unless `state` is `limited`.
-    public var reason: ProbeReason?
+    public var reason: ProbeFailureReason?
     /// When `state` last changed.
     public var since: Date
 
-    public init(state: ConnectivityState, reason: ProbeReason?, since: Date) {
+    public init(state: ConnectivityStatus.State, reason: ProbeFailureReason?, since: Date) {
         self.state = state
         self.reason = reason
         self.since = since
@@ -26,7 +27,9 @@ public struct ConnectivityEvaluation: Sendable, Equatable {
 /// | any other 200–399 (a redirect, a login page, a 200 without the expected body) | `portal` |
 public enum ConnectivityEvaluator {
     /// The state and reason one outcome means.
-    public static func classify(_ outcome: ProbeOutcome) -> (state: ConnectivityState, reason: ProbeReason?) {
+    public static func classify(_ outcome: ProbeOutcome) -> (
+        state: ConnectivityStatus.State, reason: ProbeFailureReason?
+    ) {
         if let reason = outcome.failure {
             if reason == .noRoute { return (.none, nil) }
             return (.limited, reason)

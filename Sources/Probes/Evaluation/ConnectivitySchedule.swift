@@ -1,3 +1,5 @@
+public import Reachable
+
 /// When to check connectivity next: the interval while `full`; otherwise 1 s, doubling up to the
 /// interval, as NetworkManager does, so a portal login or a repaired uplink is noticed within seconds
 /// without hammering the check URL while the network stays broken.
@@ -19,7 +21,7 @@ public struct ConnectivitySchedule: Sendable, Equatable {
     }
 
     /// The delay before the next check, given the state the last check found.
-    public mutating func delay(after state: ConnectivityState) -> Duration {
+    public mutating func delay(after state: ConnectivityStatus.State) -> Duration {
         guard state != .full else {
             backoff = initialBackoff
             return interval

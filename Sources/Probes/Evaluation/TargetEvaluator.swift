@@ -1,16 +1,17 @@
-import FoundationEssentials
+public import FoundationEssentials
+public import Reachable
 
 /// What the document says about one target, plus the failure count that decides the next step.
 public struct TargetEvaluation: Sendable, Equatable {
-    public var state: TargetState
+    public var state: TargetStatus.State
     /// `nil` unless `state` is `unreachable`.
-    public var reason: ProbeReason?
+    public var reason: ProbeFailureReason?
     /// When `state` last changed (for `unknown`, when the target was configured).
     public var since: Date
     /// Failed probes in a row since the last success (0 after a success).
     public var consecutiveFailures: Int
 
-    public init(state: TargetState, reason: ProbeReason?, since: Date, consecutiveFailures: Int = 0) {
+    public init(state: TargetStatus.State, reason: ProbeFailureReason?, since: Date, consecutiveFailures: Int = 0) {
         self.state = state
         self.reason = reason
         self.since = since
@@ -47,7 +48,7 @@ public struct TargetEvaluator: Sendable, Equatable {
     ///   - previous: the target's current evaluation.
     ///   - failure: `nil` when the probe succeeded, otherwise why it failed.
     ///   - now: when the result came, the new `since` if the state changes.
-    public func next(after previous: TargetEvaluation, failure: ProbeReason?, at now: Date) -> TargetEvaluation {
+    public func next(after previous: TargetEvaluation, failure: ProbeFailureReason?, at now: Date) -> TargetEvaluation {
         guard let failure else {
             return TargetEvaluation(
                 state: .reachable, reason: nil, since: previous.state == .reachable ? previous.since : now)

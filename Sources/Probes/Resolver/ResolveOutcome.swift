@@ -1,3 +1,5 @@
+public import Reachable
+
 /// The result of resolving one host.
 public struct ResolveOutcome: Sendable, Equatable {
     /// Every A and AAAA address, de-duplicated and sorted (IPv4 first, then numerically); for an IP
@@ -5,7 +7,7 @@ public struct ResolveOutcome: Sendable, Equatable {
     public var addresses: [IPAddress]
     /// `nil` on success; otherwise `dns` (NXDOMAIN, no data, a failing or refusing server),
     /// `timeout` (no answer before the deadline) or `error`.
-    public var failure: ProbeReason?
+    public var failure: ProbeFailureReason?
     /// c-ares' message (`ares_strerror`) for logs.
     public var detail: String?
     /// From submission to the answer: the DNS part of a probe's duration.
@@ -14,7 +16,7 @@ public struct ResolveOutcome: Sendable, Equatable {
     public var wasCancelled: Bool
 
     public init(
-        addresses: [IPAddress], failure: ProbeReason?, detail: String? = nil, duration: Duration = .zero,
+        addresses: [IPAddress], failure: ProbeFailureReason?, detail: String? = nil, duration: Duration = .zero,
         wasCancelled: Bool = false
     ) {
         self.addresses = addresses

@@ -1,6 +1,7 @@
 import CAres
 import CCurl
 import Glibc
+import Reachable
 
 /// Name resolution over c-ares: A and AAAA for a host, with a deadline per query and the errors DNS
 /// actually gave (NXDOMAIN is `dns`, silence is `timeout`).

@@ -3,7 +3,7 @@ public import FoundationEssentials
 /// The NetworkManager/Android-style check: is this the internet, a captive portal, or less?
 /// Never changes the route-based `state`; `/readyz` can require it (`--ready-when online`).
 public struct ConnectivityStatus: Sendable, Equatable {
-    public enum State: String, Sendable, CaseIterable {
+    public enum State: String, Sendable, Hashable, CaseIterable {
         /// No URL configured.
         case disabled
         /// Not checked yet.

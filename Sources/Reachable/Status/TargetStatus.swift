@@ -6,7 +6,7 @@ public import FoundationEssentials
 /// Only what changes the answer is here — durations and probe times change on every probe and
 /// would make each one an event; they belong in metrics.
 public struct TargetStatus: Sendable, Equatable {
-    public enum State: String, Sendable, CaseIterable {
+    public enum State: String, Sendable, Hashable, CaseIterable {
         /// Not evaluated yet.
         case unknown
         case reachable
@@ -40,15 +40,19 @@ public struct TargetStatus: Sendable, Equatable {
 }
 
 /// Why a target is unreachable or the connectivity check could not get through.
-public enum ProbeFailureReason: String, Sendable, CaseIterable {
-    /// The name did not resolve.
+public enum ProbeFailureReason: String, Sendable, Hashable, CaseIterable {
+    /// The name did not resolve (NXDOMAIN, no A/AAAA data, a refusing or failing server).
     case dns
     /// The kernel has no usable route to any address.
     case noRoute = "no-route"
+    /// No answer within the timeout (DNS, connect, TLS or HTTP).
     case timeout
+    /// The connection was refused.
     case refused
-    /// An answer outside 200–399.
+    /// An HTTP answer outside 200–399.
     case httpStatus = "http-status"
+    /// The TLS handshake or the certificate check failed.
     case tls
+    /// Anything else.
     case error
 }

@@ -1,4 +1,5 @@
 import Probes
+import Reachable
 
 extension ProbeEngine {
     /// `probe` for tests: suspends until the completion (which runs on the engine thread).
