@@ -9,6 +9,12 @@ import Synchronization
 enum EngineWork: Sendable {
     case probe(ProbeJob, @Sendable (ProbeOutcome) -> Void)
     case resolve(String, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
+    /// Run on the engine thread (the orchestrators' state lives there).
+    case perform(@Sendable () -> Void)
+    /// Run on the engine thread at a time; a later one with the same key replaces it.
+    case schedule(key: Int, at: ContinuousClock.Instant, @Sendable () -> Void)
+    /// Call on the engine thread whenever the file at the path changes.
+    case watch(path: String, @Sendable () -> Void)
 }
 
 /// The engine thread's state and loop.
@@ -39,6 +45,8 @@ final class EngineCore: @unchecked Sendable {
     private let threadID = Mutex<pthread_t?>(nil)
     private let counters = Mutex(EngineStatistics())
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    private var timers: [Int: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
+    private var fileWatches: [(watch: FileWatch, onChange: @Sendable () -> Void)] = []
     private let resolver: Resolver
     private let trustedCertificates: String?
 
@@ -122,6 +130,7 @@ final class EngineCore: @unchecked Sendable {
                 return
             }
             start(work)
+            runDueTimers()
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
             collectFinishedTransfers()
@@ -130,10 +139,16 @@ final class EngineCore: @unchecked Sendable {
 
             descriptors.removeAll(keepingCapacity: true)
             resolver.appendWaitDescriptors(to: &descriptors)
-            // Sleep until a descriptor (curl's, c-ares', the wake-up) is ready or the next timeout;
-            // curl shortens the wait to its own timers. Nothing pending: sleep until woken.
+            let watchedFrom = descriptors.count
+            for (watch, _) in fileWatches {
+                descriptors.append(curl_waitfd(fd: watch.pollDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0))
+            }
+            // Sleep until a descriptor (curl's, c-ares', the wake-up, a watched file) is ready or the
+            // next timeout or timer; curl shortens the wait to its own timers. Nothing pending: sleep
+            // until woken.
             var timeout = Int32.max
-            if let wakeUp = resolver.nextWakeUp(now: now) {
+            let nextTimer = timers.values.map(\.deadline).min()
+            if let wakeUp = [resolver.nextWakeUp(now: now), nextTimer].compactMap({ $0 }).min() {
                 timeout = Int32(clamping: max(0, (wakeUp - now).milliseconds))
             }
             let count = UInt32(descriptors.count)
@@ -146,6 +161,10 @@ final class EngineCore: @unchecked Sendable {
                 continue
             }
             resolver.process(descriptors)
+            for (index, (watch, onChange)) in fileWatches.enumerated()
+            where descriptors[watchedFrom + index].revents != 0 && watch.drain() {
+                onChange()
+            }
             counters.withLock { $0.wakeUps += 1 }
         }
     }
@@ -163,7 +182,23 @@ final class EngineCore: @unchecked Sendable {
             case .resolve(let host, let deadline, let completion):
                 counters.withLock { $0.resolutions += 1 }
                 resolver.start(host: host, deadline: deadline, completion: completion)
+            case .perform(let body):
+                body()
+            case .schedule(let key, let deadline, let body):
+                timers[key] = (deadline, body)
+            case .watch(let path, let onChange):
+                if let watch = try? FileWatch(path: path) { fileWatches.append((watch, onChange)) }
             }
+        }
+    }
+
+    /// Runs (and forgets) every timer whose time has come; a timer may schedule the next one.
+    private func runDueTimers() {
+        let now = ContinuousClock.now
+        let due = timers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }
+        for (key, timer) in due {
+            timers[key] = nil
+            timer.body()
         }
     }
 
@@ -209,8 +244,11 @@ final class EngineCore: @unchecked Sendable {
             case .resolve(_, _, let completion):
                 completion(
                     ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true))
+            case .perform, .schedule, .watch: break
             }
         }
+        timers = [:]
+        fileWatches = []
         for (easy, transfer) in transfers {
             curl_multi_remove_handle(multi, easy)
             transfer.complete(cancelled)

@@ -58,6 +58,29 @@ public final class ProbeEngine: Sendable {
         core.submit(.resolve(host, deadline, completion))
     }
 
+    /// Runs `body` on the engine thread, soon: the probes' orchestrators keep their state there,
+    /// so it needs no lock and every completion sees it as it is.
+    @discardableResult
+    public func perform(_ body: @escaping @Sendable () -> Void) -> Bool {
+        core.submit(.perform(body))
+    }
+
+    /// Runs `body` on the engine thread at `deadline`. A later call with the same `key` replaces
+    /// it (one pending timer per target, however often the network changes).
+    @discardableResult
+    public func schedule(key: Int, at deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> Void)
+        -> Bool
+    {
+        core.submit(.schedule(key: key, at: deadline, body))
+    }
+
+    /// Calls `onChange` on the engine thread whenever the file at `path` changes (written in
+    /// place, replaced by a rename, created). For `/etc/resolv.conf`.
+    @discardableResult
+    public func watch(path: String, onChange: @escaping @Sendable () -> Void) -> Bool {
+        core.submit(.watch(path: path, onChange))
+    }
+
     /// What the engine has done so far (for tests and `/metrics`).
     public var statistics: EngineStatistics { core.statistics }
 

@@ -1,3 +1,6 @@
+public import FoundationEssentials
+public import Reachable
+
 /// What the outbound probes do: the targets (`--target`) and the connectivity check
 /// (`--connectivity-url`). With neither configured, reachd sends nothing anywhere and starts
 /// no probe thread.
@@ -21,6 +24,17 @@ public struct ProbeConfiguration: Sendable {
     public var resolver = ResolverConfiguration()
 
     public init() {}
+
+    /// The targets as the first document lists them: all `unknown`, `since` the start.
+    public func initialTargets(since: Date) -> [TargetStatus] {
+        targets.map { TargetStatus(name: $0.name, url: $0.url.text, since: since) }
+    }
+
+    /// Connectivity as the first document shows it: `unknown` with its URL, or `disabled`.
+    public func initialConnectivity(since: Date) -> ConnectivityStatus {
+        connectivity.map { ConnectivityStatus(state: .unknown, url: $0.url.text, since: since) }
+            ?? .disabled(since: since)
+    }
 
     /// Whether anything is configured at all.
     public var isEmpty: Bool { targets.isEmpty && connectivity == nil }

@@ -19,6 +19,10 @@ public struct MonitorConfiguration: Sendable {
     /// Failed reopening attempts in a row before the monitor reports a failure for good
     /// (liveness fails). With the default pauses, about 6 s. It keeps trying afterwards.
     public var recoveryAttempts: Int = 6
+    /// What the first document lists before any probe ran: the configured targets (`unknown`)
+    /// and the connectivity check (`unknown`, or `disabled`). Their sources update them later.
+    public var initialTargets: [TargetStatus] = []
+    public var initialConnectivity: ConnectivityStatus?
     /// The kernel seam: the real system calls, unless a test injects faults.
     package var netlinkSystemCalls: NetlinkSystemCalls = .live
 

@@ -39,7 +39,7 @@ public final class NetworkMonitor: Sendable {
     /// - Throws: `MonitorFailure` when the kernel's routing sockets cannot be opened or read.
     public init(configuration: MonitorConfiguration = MonitorConfiguration()) throws(MonitorFailure) {
         isShared = false
-        state = Mutex(State(latest: Self.unknownStatus()))
+        state = Mutex(State(latest: Self.unknownStatus(configuration)))
         let opened = Result { () throws(SystemError) in try NetlinkSource(configuration: configuration) }
         source = try? opened.get()
         do {
@@ -54,7 +54,7 @@ public final class NetworkMonitor: Sendable {
     /// The shared instance cannot throw: a failure to start is reported through `failure`.
     private init(sharedWith configuration: MonitorConfiguration) {
         isShared = true
-        state = Mutex(State(latest: Self.unknownStatus()))
+        state = Mutex(State(latest: Self.unknownStatus(configuration)))
         let opened = Result { () throws(SystemError) in try NetlinkSource(configuration: configuration) }
         source = try? opened.get()
         do {
@@ -75,8 +75,10 @@ public final class NetworkMonitor: Sendable {
         try source.start { [weak self] report in self?.receive(report) }
     }
 
-    private static func unknownStatus() -> ReachabilityStatus {
-        ReachabilityStatus(path: .unknown, sequence: 0, changedAt: Date())
+    private static func unknownStatus(_ configuration: MonitorConfiguration) -> ReachabilityStatus {
+        ReachabilityStatus(
+            path: .unknown, targets: configuration.initialTargets, connectivity: configuration.initialConnectivity,
+            sequence: 0, changedAt: Date())
     }
 
     /// What the kernel source learned. While the kernel cannot be observed the document says

@@ -1,0 +1,127 @@
+import Foundation
+import Probes
+import Reachable
+import Synchronization
+import Testing
+
+/// The orchestrators end to end in-process: a real monitor (this host's own view, read only),
+/// the real engine, and servers on loopback — the route to 127.0.0.1 is the kernel's `local`
+/// route via `lo`, which counts.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct ProbeServiceTests {
+    /// A server whose answer the test switches.
+    final class Switch: Sendable {
+        let answer = Mutex("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        func set(status: Int) {
+            answer.withLock {
+                $0 = "HTTP/1.1 \(status) X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            }
+        }
+    }
+
+    static func start(
+        _ specs: [String], interval: Duration = .milliseconds(200), timeout: Duration = .milliseconds(600),
+        failures: Int = 3
+    ) throws -> (NetworkMonitor, ProbeService) {
+        var probes = ProbeConfiguration()
+        probes.targets = try TargetSpec.parseList(specs)
+        probes.targetInterval = interval
+        probes.targetTimeout = timeout
+        probes.targetFailures = failures
+        var configuration = MonitorConfiguration()
+        configuration.initialTargets = probes.initialTargets(since: Date())
+        let monitor = try NetworkMonitor(configuration: configuration)
+        let service = try #require(try ProbeService.start(probes, monitor: monitor))
+        return (monitor, service)
+    }
+
+    static func waitFor(
+        _ monitor: NetworkMonitor, _ what: String, timeout: Duration = .seconds(10),
+        _ predicate: ([TargetStatus]) -> Bool
+    ) async throws -> ReachabilityStatus {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let status = monitor.current
+            if predicate(status.targets) { return status }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        Issue.record("timed out waiting for \(what): \(String(decoding: monitor.current.jsonBytes(), as: UTF8.self))")
+        throw CancellationError()
+    }
+
+    @Test func everyKindOfTargetEndsInItsStateAndReason() async throws {
+        let ok = try TestHTTPServer(.respond("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"))
+        let failing = try TestHTTPServer(.respond("HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n"))
+        let hanging = try TestHTTPServer(.hang)
+        let closed = try ClosedPort()
+        let (monitor, service) = try Self.start([
+            "web=http://127.0.0.1:\(ok.port)/health", "busy=http://127.0.0.1:\(failing.port)/",
+            "slow=http://127.0.0.1:\(hanging.port)/", "db=tcp://127.0.0.1:\(closed.port)",
+            "open=tcp://127.0.0.1:\(ok.port)", "self=host://127.0.0.1",
+        ])
+        defer {
+            service.stop()
+            monitor.close()
+        }
+        #expect(monitor.current.targets.map(\.state) == Array(repeating: .unknown, count: 6), "listed from the start")
+        let status = try await Self.waitFor(monitor, "every target decided") { $0.allSatisfy { $0.state != .unknown } }
+        let byName = Dictionary(uniqueKeysWithValues: status.targets.map { ($0.name, $0) })
+        #expect(byName["web"]?.state == .reachable)
+        #expect(byName["web"]?.interface == "lo")
+        #expect(byName["web"]?.addresses == ["127.0.0.1"])
+        #expect(byName["open"]?.state == .reachable)
+        #expect(byName["self"]?.state == .reachable)
+        #expect(byName["busy"]?.reason == .httpStatus)
+        #expect(byName["slow"]?.reason == .timeout)
+        #expect(byName["db"]?.reason == .refused)
+        #expect(byName["db"]?.interface == "lo", "routed, then refused")
+        #expect(status.targets.map(\.name) == ["web", "busy", "slow", "db", "open", "self"], "configuration order")
+    }
+
+    @Test func steadyProbingPublishesNothing() async throws {
+        let ok = try TestHTTPServer(.respond("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+        let (monitor, service) = try Self.start(["web=http://127.0.0.1:\(ok.port)/"], interval: .milliseconds(100))
+        defer {
+            service.stop()
+            monitor.close()
+        }
+        let settled = try await Self.waitFor(monitor, "reachable") { $0.first?.state == .reachable }
+        let probesBefore = service.statistics.probes
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(service.statistics.probes >= probesBefore + 4, "it kept probing")
+        #expect(monitor.current.sequence == settled.sequence, "and published nothing")
+    }
+
+    @Test func aFailingServerTurnsUnreachableOnlyAfterTheThresholdAndComesBack() async throws {
+        let answer = Switch()
+        let server = try TestHTTPServer { _ in .respond(answer.answer.withLock { $0 }) }
+        let (monitor, service) = try Self.start(["api=http://127.0.0.1:\(server.port)/"], failures: 3)
+        defer {
+            service.stop()
+            monitor.close()
+        }
+        let up = try await Self.waitFor(monitor, "reachable") { $0.first?.state == .reachable }
+
+        // One or two lost probes (less than 3 intervals): tolerated, nothing published.
+        answer.set(status: 503)
+        try await Task.sleep(for: .milliseconds(250))
+        answer.set(status: 204)
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(monitor.current.sequence == up.sequence, "a single lost probe does not flap the target")
+
+        answer.set(status: 500)
+        let down = try await Self.waitFor(monitor, "unreachable") { $0.first?.state == .unreachable }
+        #expect(down.targets.first?.reason == .httpStatus)
+        #expect(down.targets.first?.since != up.targets.first?.since)
+
+        answer.set(status: 204)
+        let back = try await Self.waitFor(monitor, "reachable again") { $0.first?.state == .reachable }
+        #expect(back.targets.first?.reason == nil)
+    }
+
+    @Test func nothingConfiguredStartsNothing() throws {
+        let monitor = try NetworkMonitor()
+        defer { monitor.close() }
+        #expect(try ProbeService.start(ProbeConfiguration(), monitor: monitor) == nil)
+    }
+}
