@@ -34,6 +34,7 @@ Servers are plain Python threads whose sockets were created inside the gateway n
 
 from __future__ import annotations
 
+import atexit
 import ipaddress
 import os
 import shutil
@@ -88,6 +89,14 @@ class Big:
     """A 200 whose body is `size` bytes, written as fast as the client reads."""
 
     size: int = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Delayed:
+    """Wait `seconds`, then give `answer` (a probe that is still running: the target stays `unknown`)."""
+
+    seconds: float
+    answer: "Answer"
 
 
 @dataclass(frozen=True)
@@ -284,6 +293,9 @@ class Server:
             while sent < behaviour.size and not stopping.is_set():
                 conn.sendall(chunk[: behaviour.size - sent])
                 sent += len(chunk)
+        elif isinstance(behaviour, Delayed):
+            if not stopping.wait(behaviour.seconds):
+                self._act(conn, behaviour.answer, stopping)
         elif isinstance(behaviour, Trickle):
             for byte in behaviour.data:
                 if stopping.wait(behaviour.every):
@@ -446,6 +458,9 @@ def cleanup_certificates() -> None:
         if _CERTS is not None:
             shutil.rmtree(_CERTS["dir"], ignore_errors=True)
             _CERTS = None
+
+
+atexit.register(cleanup_certificates)
 
 
 def server_tls(cert: str, key: str) -> ssl.SSLContext:
@@ -684,6 +699,21 @@ def start_reachd_in(world: World, *args: str, env: dict | None = None, trust_tes
     return server
 
 
+def start_many_in(world: World, *arg_lists: list[str], trust_test_ca: bool = False) -> list[WorldReachd]:
+    """Start one reachd per argument list at once, then wait for all (the waits overlap)."""
+    servers: list[WorldReachd] = []
+    try:
+        for args in arg_lists:
+            servers.append(WorldReachd(world, *args, trust_test_ca=trust_test_ca))
+        for server in servers:
+            server.wait_ready()
+    except BaseException:
+        for server in servers:
+            server.terminate(signal.SIGKILL)
+        raise
+    return servers
+
+
 def target_args(targets: dict[str, str]) -> list[str]:
     """{"db": "tcp://db.test:5432"} → ["--target", "db=tcp://db.test:5432"]."""
     args: list[str] = []
@@ -784,7 +814,8 @@ def world(request):
 @pytest.fixture
 def reachd_in(request, world):
     """`reachd_in(world, *args, env=None, trust_test_ca=False)`: reachd in the world's client
-    namespace, ready; stopped (and its log printed on failure) at teardown."""
+    namespace, ready; stopped (and its log printed on failure) at teardown.
+    `reachd_in.many(world, [args...], [args...], trust_test_ca=False)` starts several at once."""
     servers: list[WorldReachd] = []
 
     def make(w: World, *args: str, env: dict | None = None, trust_test_ca: bool = False) -> WorldReachd:
@@ -792,6 +823,12 @@ def reachd_in(request, world):
         servers.append(server)
         return server
 
+    def many(w: World, *arg_lists: list[str], trust_test_ca: bool = False) -> list[WorldReachd]:
+        started = start_many_in(w, *arg_lists, trust_test_ca=trust_test_ca)
+        servers.extend(started)
+        return started
+
+    make.many = many
     yield make
     for server in reversed(servers):
         _dump_on_failure(request, server)
