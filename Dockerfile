@@ -9,11 +9,12 @@
 # ---------------------------------------------------------------------------------------------
 FROM swift:6.3.1-bookworm AS build
 
-# The two C libraries reachd imports, and pkg-config to find them (Package.swift's system
-# library targets). Versions follow Debian 12's security updates rather than exact pins,
+# The C libraries reachd imports (libmicrohttpd, libmnl: linked; libcurl, c-ares: headers only,
+# loaded with dlopen when probes are configured), and pkg-config to find them. Versions follow Debian 12's security updates rather than exact pins,
 # which would break the build whenever the archive replaces them (.hadolint.yaml: DL3008).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd-dev libmnl-dev pkg-config \
+    && apt-get install -y --no-install-recommends libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev \
+        libc-ares-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -25,7 +26,7 @@ COPY Sources ./Sources
 COPY Tests ./Tests
 
 # The Swift runtime and FoundationEssentials are linked statically: the runtime image needs no Swift
-# toolchain, only libmicrohttpd12, libmnl0 and what debian:bookworm-slim already has.
+# toolchain, only the libraries below and what debian:bookworm-slim already has.
 RUN swift build -c release --static-swift-stdlib --product reachd \
     && install -D -m 0755 "$(swift build -c release --static-swift-stdlib --show-bin-path)/reachd" /out/reachd \
     && strip /out/reachd
@@ -37,8 +38,11 @@ FROM debian:bookworm-slim
 # co., all in the base image already), libmnl.so.0 (libmnl0), libstdc++.so.6 (libstdc++6 —
 # present in bookworm-slim because apt depends on it, named here since reachd links it
 # directly), libgcc_s.so.1 (libgcc-s1) and libc/libm (libc6), which are in the base image.
+# Loaded on demand when --target or --connectivity-url is set: libcurl.so.4 (libcurl4) and
+# libcares.so.2 (libc-ares2); ca-certificates for verifying https targets against system CAs.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libmicrohttpd12 libmnl0 libstdc++6 \
+    && apt-get install -y --no-install-recommends libmicrohttpd12 libmnl0 libstdc++6 libcurl4 \
+        libc-ares2 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent \
         --shell /usr/sbin/nologin reachd

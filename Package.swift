@@ -38,16 +38,9 @@ let package = Package(
         ),
         // Outbound probes: libcurl's multi interface for TCP/HTTP/HTTPS, c-ares for DNS with real
         // error codes and per-query timeouts. Both are driven from one thread (see `Probes`).
-        .systemLibrary(
-            name: "CCurl",
-            pkgConfig: "libcurl",
-            providers: [.apt(["libcurl4-openssl-dev"])]
-        ),
-        .systemLibrary(
-            name: "CAres",
-            pkgConfig: "libcares",
-            providers: [.apt(["libc-ares-dev"])]
-        ),
+        // libcurl and c-ares, loaded with dlopen on first use (a reachd without probes pays
+        // nothing for them); only the loader is C. See its header for why.
+        .target(name: "CProbeLibraries"),
         .target(
             name: "Reachable",
             dependencies: ["CMnl"],
@@ -65,7 +58,7 @@ let package = Package(
         ),
         .target(
             name: "Probes",
-            dependencies: ["CCurl", "CAres", "Reachable"],
+            dependencies: ["CProbeLibraries", "Reachable"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

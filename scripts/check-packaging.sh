@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Checks reachd's packaging without a Docker engine:
 #   1. hadolint: the Dockerfile lints clean (ignores only those in .hadolint.yaml).
-#   2. libraries: every shared library the release binary links (ldd, transitively) is owned
-#      by a Debian package that the Dockerfile's runtime stage installs or that
-#      debian:bookworm-slim already contains; no Swift runtime library is linked dynamically.
+#   2. libraries: every shared library the release binary links (ldd, transitively) — and the
+#      ones it loads on demand for probes (libcurl, c-ares, with their own) — is owned by a Debian
+#      package that the Dockerfile's runtime stage installs or that debian:bookworm-slim already
+#      contains; no Swift runtime library is linked dynamically; ca-certificates is installed.
 #   3. kubernetes: deploy/kubernetes/*.yaml validate against Kubernetes' schemas (offline).
 #   4. openapi: openapi.yaml is a valid OpenAPI document.
 #
@@ -118,26 +119,34 @@ release_binary() {
     echo "$bin_path/reachd"
 }
 
-check_libraries() {
-    local binary runtime allowed ldd_output line path package bad=0
-    if ! binary="$(release_binary)"; then
-        fail "libraries: release build failed"
-        return
+# Whether the package owning `path` is installed by the runtime stage or in bookworm-slim.
+check_owned() {
+    local path=$1 runtime=$2 allowed=$3 why=${4:-}
+    local package
+    if ! package="$(owning_package "$path")"; then
+        fail "libraries: $path belongs to no Debian package"
+        return 1
+    elif grep -qxF "$package" <<<"$allowed"; then
+        if grep -qxF "$package" <<<"$runtime"; then
+            info "$(basename "$path") <- $package (runtime stage${why:+, $why})"
+        elif ! printf '%s\n' $BASE_PACKAGES | grep -qxF "$package"; then
+            info "$(basename "$path") <- $package (a dependency of the runtime stage's packages${why:+, $why})"
+        else
+            info "$(basename "$path") <- $package (debian:bookworm-slim${why:+, $why})"
+        fi
+    else
+        fail "libraries: $(basename "$path") comes from $package, which the runtime stage does not install and bookworm-slim lacks"
+        return 1
     fi
-    if [[ ! -x "$binary" ]]; then
-        fail "libraries: no release binary at $binary"
-        return
-    fi
-    runtime="$(runtime_packages)"
-    if [[ -z "$runtime" ]]; then
-        fail "libraries: found no apt-get install in the Dockerfile's runtime stage"
-        return
-    fi
-    info "runtime stage installs: $(echo $runtime)"
-    allowed="$(printf '%s\n' $runtime $BASE_PACKAGES | sort -u)"
-    if ! ldd_output="$(ldd "$binary" 2>&1)"; then
-        fail "libraries: ldd $binary failed: $ldd_output"
-        return
+}
+
+# Every library `file` links (ldd, transitively) must be in the runtime image.
+check_linked() {
+    local file=$1 runtime=$2 allowed=$3
+    local ldd_output line path bad=0
+    if ! ldd_output="$(ldd "$file" 2>&1)"; then
+        fail "libraries: ldd $file failed: $ldd_output"
+        return 1
     fi
     while IFS= read -r line; do
         [[ "$line" == *linux-vdso* ]] && continue
@@ -160,22 +169,53 @@ check_libraries() {
                 continue
                 ;;
         esac
-        if ! package="$(owning_package "$path")"; then
-            fail "libraries: $path belongs to no Debian package"
-            bad=1
-        elif grep -qxF "$package" <<<"$allowed"; then
-            if grep -qxF "$package" <<<"$runtime"; then
-                info "$(basename "$path") <- $package (runtime stage)"
-            else
-                info "$(basename "$path") <- $package (debian:bookworm-slim)"
-            fi
-        else
-            fail "libraries: $(basename "$path") comes from $package, which the runtime stage does not install and bookworm-slim lacks"
-            bad=1
-        fi
+        check_owned "$path" "$runtime" "$allowed" || bad=1
     done <<<"$ldd_output"
+    return $bad
+}
+
+check_libraries() {
+    local binary runtime allowed bad=0
+    if ! binary="$(release_binary)"; then
+        fail "libraries: release build failed"
+        return
+    fi
+    if [[ ! -x "$binary" ]]; then
+        fail "libraries: no release binary at $binary"
+        return
+    fi
+    runtime="$(runtime_packages)"
+    if [[ -z "$runtime" ]]; then
+        fail "libraries: found no apt-get install in the Dockerfile's runtime stage"
+        return
+    fi
+    info "runtime stage installs: $(echo $runtime)"
+    # apt installs what the runtime packages depend on, recursively (libcurl4 brings OpenSSL,
+    # Kerberos, …): those are in the image too.
+    local depends
+    depends="$(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \
+        --no-replaces --no-enhances $runtime 2>/dev/null | grep -E '^[a-z0-9]' | sed 's/:.*//' | sort -u)"
+    allowed="$(printf '%s\n' $runtime $depends $BASE_PACKAGES | sort -u)"
+    check_linked "$binary" "$runtime" "$allowed" || bad=1
+    # libcurl and c-ares are loaded with dlopen when probes are configured (not in ldd's view):
+    # the first soname of each list in the loader, what it links, and the system CAs for TLS.
+    local soname library
+    for soname in $(grep -oE '_names\[\] = \{"[^"]+"' Sources/CProbeLibraries/loader.c | grep -oE 'lib[^"]+'); do
+        library="$(ldconfig -p | awk -v name="$soname" '$1 == name && /x86-64/ { print $NF; exit }')"
+        if [[ -z "$library" ]]; then
+            fail "libraries: $soname (loaded on demand) is not installed on the build host"
+            bad=1
+            continue
+        fi
+        check_owned "$library" "$runtime" "$allowed" "loaded on demand" || bad=1
+        check_linked "$library" "$runtime" "$allowed" || bad=1
+    done
+    if ! grep -qxF ca-certificates <<<"$runtime"; then
+        fail "libraries: the runtime stage lacks ca-certificates (https probes verify against the system CAs)"
+        bad=1
+    fi
     if [[ $bad -eq 0 ]]; then
-        pass "libraries: every library $(basename "$binary") links is in the runtime image ($binary)"
+        pass "libraries: every library $(basename "$binary") links or loads on demand is in the runtime image ($binary)"
     fi
 }
 

@@ -1,5 +1,5 @@
-import CCurl
-public import Reachable
+import CProbeLibraries
+import Reachable
 
 /// libcurl's result codes in the contract's reasons.
 enum CurlFailure {

@@ -1,5 +1,4 @@
-import CAres
-import CCurl
+import CProbeLibraries
 import Dispatch
 import Glibc
 import Reachable
@@ -33,12 +32,6 @@ final class EngineCore: @unchecked Sendable {
         var work: [EngineWork] = []
     }
 
-    /// libcurl's and c-ares' process-wide setup, once, before any handle exists (Swift runs a static
-    /// initialiser exactly once, thread-safely).
-    static let libraries: Bool = {
-        curl_global_init(Int(CURL_GLOBAL_ALL)) == CURLE_OK && ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS
-    }()
-
     private let multi: UnsafeMutableRawPointer
     private let inbox = Mutex(Inbox())
     private let finished = DispatchSemaphore(value: 0)
@@ -57,7 +50,7 @@ final class EngineCore: @unchecked Sendable {
     }
 
     deinit {
-        curl_multi_cleanup(multi)
+        reachd_curl_multi_cleanup(multi)
     }
 
     func startThread() throws(ProbeEngineError) {
@@ -89,7 +82,7 @@ final class EngineCore: @unchecked Sendable {
         inbox.withLock { inbox in
             guard inbox.phase == .running else { return false }
             inbox.work.append(work)
-            if inbox.work.count == 1 { curl_multi_wakeup(multi) }
+            if inbox.work.count == 1 { reachd_curl_multi_wakeup(multi) }
             return true
         }
     }
@@ -101,7 +94,7 @@ final class EngineCore: @unchecked Sendable {
             switch inbox.phase {
             case .running:
                 inbox.phase = .stopping
-                curl_multi_wakeup(multi)
+                reachd_curl_multi_wakeup(multi)
                 return true
             case .stopping: return true
             case .stopped: return false
@@ -132,7 +125,7 @@ final class EngineCore: @unchecked Sendable {
             start(work)
             runDueTimers()
             var running: Int32 = 0
-            curl_multi_perform(multi, &running)
+            reachd_curl_multi_perform(multi, &running)
             collectFinishedTransfers()
             let now = ContinuousClock.now
             resolver.processTimeouts(now: now)
@@ -153,7 +146,7 @@ final class EngineCore: @unchecked Sendable {
             }
             let count = UInt32(descriptors.count)
             let polled = descriptors.withUnsafeMutableBufferPointer { buffer in
-                curl_multi_poll(multi, buffer.baseAddress, count, timeout, nil)
+                reachd_curl_multi_poll(multi, buffer.baseAddress, count, timeout, nil)
             }
             guard polled == CURLM_OK else {
                 // poll(2) itself failed (curl retries EINTR): never spin on it; timeouts still apply.
@@ -214,9 +207,9 @@ final class EngineCore: @unchecked Sendable {
             completion(.failed(.error, detail: error.message))
             return
         }
-        let added = curl_multi_add_handle(multi, transfer.easy)
+        let added = reachd_curl_multi_add_handle(multi, transfer.easy)
         guard added == CURLM_OK else {
-            transfer.complete(.failed(.error, detail: String(cString: curl_multi_strerror(added))))
+            transfer.complete(.failed(.error, detail: String(cString: reachd_curl_multi_strerror(added))))
             return
         }
         transfers[transfer.easy] = transfer
@@ -224,12 +217,12 @@ final class EngineCore: @unchecked Sendable {
 
     private func collectFinishedTransfers() {
         var left: Int32 = 0
-        while let message = curl_multi_info_read(multi, &left) {
+        while let message = reachd_curl_multi_info_read(multi, &left) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
                 let transfer = transfers.removeValue(forKey: easy)
             else { continue }
             let code = reachd_curl_msg_result(message)  // read before the handle is removed
-            curl_multi_remove_handle(multi, easy)
+            reachd_curl_multi_remove_handle(multi, easy)
             transfer.finish(code: code)
         }
     }
@@ -250,7 +243,7 @@ final class EngineCore: @unchecked Sendable {
         timers = [:]
         fileWatches = []
         for (easy, transfer) in transfers {
-            curl_multi_remove_handle(multi, easy)
+            reachd_curl_multi_remove_handle(multi, easy)
             transfer.complete(cancelled)
         }
         transfers = [:]

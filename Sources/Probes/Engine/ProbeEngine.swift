@@ -1,5 +1,4 @@
-import CAres
-import CCurl
+import CProbeLibraries
 import Dispatch
 import Glibc
 import Synchronization
@@ -26,8 +25,10 @@ public final class ProbeEngine: Sendable {
     public init(
         resolver: ResolverConfiguration = ResolverConfiguration(), trustedCertificates: String? = nil
     ) throws(ProbeEngineError) {
-        guard EngineCore.libraries else { throw ProbeEngineError("libcurl or c-ares could not be initialised") }
-        guard let multi = curl_multi_init() else { throw ProbeEngineError("curl_multi_init failed") }
+        if let failure = ProbeLibraries.failure {
+            throw ProbeEngineError("outbound probes need libcurl and c-ares: \(failure)")
+        }
+        guard let multi = reachd_curl_multi_init() else { throw ProbeEngineError("curl_multi_init failed") }
         core = EngineCore(
             multi: multi, resolver: Resolver(configuration: resolver), trustedCertificates: trustedCertificates)
         try core.startThread()

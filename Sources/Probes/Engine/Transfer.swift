@@ -1,4 +1,4 @@
-import CCurl
+import CProbeLibraries
 import Reachable
 
 /// One probe job on its libcurl easy handle: the options that make it a probe, the bounded body
@@ -23,7 +23,7 @@ final class Transfer {
     init(
         job: ProbeJob, trustedCertificates: String?, completion: @escaping @Sendable (ProbeOutcome) -> Void
     ) throws(TransferSetupError) {
-        guard let easy = curl_easy_init() else { throw TransferSetupError("curl_easy_init failed") }
+        guard let easy = reachd_curl_easy_init() else { throw TransferSetupError("curl_easy_init failed") }
         self.easy = easy
         self.job = job
         self.completion = completion
@@ -33,8 +33,8 @@ final class Transfer {
     }
 
     deinit {
-        curl_easy_cleanup(easy)
-        curl_slist_free_all(connectTo)
+        reachd_curl_easy_cleanup(easy)
+        reachd_curl_slist_free_all(connectTo)
         errorBuffer.deallocate()
     }
 
@@ -42,7 +42,7 @@ final class Transfer {
         guard let url = job.url.requestURL, let port = job.url.port else { throw TransferSetupError("no URL to probe") }
         // Connect to exactly the routed address, whatever the URL's host: an empty HOST and PORT match
         // this handle's only URL. A literal needs no resolver, so curl never asks DNS itself.
-        connectTo = curl_slist_append(nil, "::\(job.address.urlHost):\(port)")
+        connectTo = reachd_curl_slist_append(nil, "::\(job.address.urlHost):\(port)")
         guard connectTo != nil else { throw TransferSetupError("curl_slist_append failed") }
         let remaining = max(1, (job.deadline - .now).milliseconds)
         try set(CURLOPT_URL, url)
@@ -114,7 +114,7 @@ final class Transfer {
         }
         if outcome.failure != nil {
             let message = String(cString: errorBuffer)
-            outcome.detail = message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+            outcome.detail = message.isEmpty ? String(cString: reachd_curl_easy_strerror(code)) : message
         }
         complete(outcome)
     }
@@ -154,7 +154,7 @@ final class Transfer {
     }
 
     private func check(_ code: CURLcode) throws(TransferSetupError) {
-        guard code == CURLE_OK else { throw TransferSetupError(String(cString: curl_easy_strerror(code))) }
+        guard code == CURLE_OK else { throw TransferSetupError(String(cString: reachd_curl_easy_strerror(code))) }
     }
 }
 

@@ -1,5 +1,4 @@
-import CAres
-import CCurl
+import CProbeLibraries
 import Glibc
 
 /// One c-ares channel (one reading of `resolv.conf`) and the sockets it wants watched.
@@ -41,10 +40,10 @@ final class AresChannel {
         defer { free(path) }
         options.resolvconf_path = path
         var created: OpaquePointer?
-        let status = ares_init_options(&created, &options, mask)
+        let status = reachd_ares_init_options(&created, &options, mask)
         guard status == ARES_SUCCESS, let created else {
             throw ResolverError(
-                "cannot read \(configuration.resolvConfPath): \(String(cString: ares_strerror(status)))")
+                "cannot read \(configuration.resolvConfPath): \(String(cString: reachd_ares_strerror(status)))")
         }
         channel = created
     }
@@ -57,7 +56,7 @@ final class AresChannel {
     func destroy() {
         guard let channel else { return }
         self.channel = nil
-        ares_destroy(channel)
+        reachd_ares_destroy(channel)
         sockets = [:]
     }
 
@@ -77,7 +76,7 @@ final class AresChannel {
         let readable = descriptor.revents & Int16(CURL_WAIT_POLLIN | CURL_WAIT_POLLPRI) != 0
         let writable = descriptor.revents & Int16(CURL_WAIT_POLLOUT) != 0
         guard readable || writable else { return }
-        ares_process_fd(
+        reachd_ares_process_fd(
             channel, readable ? descriptor.fd : reachd_ares_socket_bad,
             writable ? descriptor.fd : reachd_ares_socket_bad)
     }
@@ -85,14 +84,14 @@ final class AresChannel {
     /// Lets c-ares handle its timeouts (retries, next server, giving up).
     func processTimeouts() {
         guard let channel else { return }
-        ares_process_fd(channel, reachd_ares_socket_bad, reachd_ares_socket_bad)
+        reachd_ares_process_fd(channel, reachd_ares_socket_bad, reachd_ares_socket_bad)
     }
 
     /// How long until c-ares needs `processTimeouts`, or `nil` when it waits for nothing.
     func nextTimeout() -> Duration? {
         guard let channel, outstanding > 0 else { return nil }
         var storage = timeval()
-        guard let next = ares_timeout(channel, nil, &storage) else { return nil }
+        guard let next = reachd_ares_timeout(channel, nil, &storage) else { return nil }
         return .seconds(next.pointee.tv_sec) + .microseconds(next.pointee.tv_usec)
     }
 
@@ -106,7 +105,7 @@ final class AresChannel {
         // reachd sorts itself; c-ares' RFC 6724 sort would open a UDP socket per address to learn it.
         hints.ai_flags = ARES_AI_NOSORT
         outstanding += 1
-        ares_getaddrinfo(channel, host, nil, &hints, callback, context)
+        reachd_ares_getaddrinfo(channel, host, nil, &hints, callback, context)
     }
 }
 

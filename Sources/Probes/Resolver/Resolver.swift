@@ -1,5 +1,4 @@
-import CAres
-import CCurl
+import CProbeLibraries
 import Glibc
 import Reachable
 
@@ -67,7 +66,7 @@ final class Resolver {
             of: host, context: Unmanaged.passRetained(Call(resolution: resolution, channel: channel)).toOpaque()
         ) { context, status, _, result in
             let call = Unmanaged<Call>.fromOpaque(context!).takeRetainedValue()
-            defer { if let result { ares_freeaddrinfo(result) } }
+            defer { if let result { reachd_ares_freeaddrinfo(result) } }
             call.channel.outstanding -= 1
             call.resolution.finish(Resolver.outcome(status: status, result: result))
         }
@@ -137,7 +136,7 @@ final class Resolver {
 
     /// Maps c-ares' answer to an outcome: the address list, or the reason it has none.
     static func outcome(status: Int32, result: UnsafeMutablePointer<ares_addrinfo>?) -> ResolveOutcome {
-        let detail = String(cString: ares_strerror(status))
+        let detail = String(cString: reachd_ares_strerror(status))
         switch status {
         case ARES_SUCCESS:
             var addresses = Set<IPAddress>()

@@ -1,0 +1,99 @@
+#ifndef REACHD_PROBE_LIBRARIES_H
+#define REACHD_PROBE_LIBRARIES_H
+
+// libcurl (Debian 12: 7.88.1) and c-ares (1.18.1) for the outbound probes, loaded with dlopen
+// the first time a target or connectivity check needs them — not linked. Linked, their ~20
+// dependencies (OpenSSL, Kerberos, LDAP, SSH, …) cost every reachd process about 3.6 MiB of RSS
+// even with no probe configured; loaded on demand, a reachd without targets pays nothing.
+//
+// Swift calls the reachd_-prefixed functions declared below; each forwards to the library's own
+// function through a pointer resolved once with dlsym. The library headers provide the types.
+#include <ares.h>
+#include <curl/curl.h>
+#include <netdb.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+/// Loads both libraries and resolves every function reachd uses. Thread-safe; loads once.
+/// Returns 0, or -1 with a message (which library or symbol is missing) in `error`. Nothing
+/// below may be called unless this returned 0.
+int reachd_probe_libraries_load(char *error, size_t error_size);
+
+// The functions reachd calls, as X(return type, name, parameters, arguments); V(...) for void.
+#define REACHD_CURL_FUNCTIONS(X, V)                                                              \
+    X(CURLcode, curl_global_init, (long flags), (flags))                                        \
+    X(CURL *, curl_easy_init, (void), ())                                                        \
+    V(curl_easy_cleanup, (CURL * handle), (handle))                                              \
+    X(const char *, curl_easy_strerror, (CURLcode code), (code))                                 \
+    X(CURLM *, curl_multi_init, (void), ())                                                      \
+    X(CURLMcode, curl_multi_cleanup, (CURLM * multi), (multi))                                   \
+    X(CURLMcode, curl_multi_add_handle, (CURLM * multi, CURL * handle), (multi, handle))         \
+    X(CURLMcode, curl_multi_remove_handle, (CURLM * multi, CURL * handle), (multi, handle))      \
+    X(CURLMcode, curl_multi_perform, (CURLM * multi, int *running), (multi, running))            \
+    X(CURLMcode, curl_multi_poll,                                                                \
+      (CURLM * multi, struct curl_waitfd * extra, unsigned int count, int timeout, int *ready),   \
+      (multi, extra, count, timeout, ready))                                                     \
+    X(CURLMcode, curl_multi_wakeup, (CURLM * multi), (multi))                                    \
+    X(CURLMsg *, curl_multi_info_read, (CURLM * multi, int *left), (multi, left))                \
+    X(const char *, curl_multi_strerror, (CURLMcode code), (code))                               \
+    X(struct curl_slist *, curl_slist_append, (struct curl_slist * list, const char *text),      \
+      (list, text))                                                                              \
+    V(curl_slist_free_all, (struct curl_slist * list), (list))                                   \
+    X(CURLU *, curl_url, (void), ())                                                             \
+    V(curl_url_cleanup, (CURLU * url), (url))                                                    \
+    X(CURLUcode, curl_url_set, (CURLU * url, CURLUPart part, const char *content, unsigned int flags), \
+      (url, part, content, flags))
+
+#define REACHD_ARES_FUNCTIONS(X, V)                                                              \
+    X(int, ares_library_init, (int flags), (flags))                                              \
+    X(int, ares_init_options, (ares_channel * channel, struct ares_options * options, int mask), \
+      (channel, options, mask))                                                                  \
+    V(ares_destroy, (ares_channel channel), (channel))                                           \
+    V(ares_getaddrinfo,                                                                          \
+      (ares_channel channel, const char *name, const char *service,                              \
+       const struct ares_addrinfo_hints *hints, ares_addrinfo_callback callback, void *context), \
+      (channel, name, service, hints, callback, context))                                        \
+    V(ares_freeaddrinfo, (struct ares_addrinfo * info), (info))                                  \
+    V(ares_process_fd, (ares_channel channel, ares_socket_t read_fd, ares_socket_t write_fd),    \
+      (channel, read_fd, write_fd))                                                              \
+    X(struct timeval *, ares_timeout,                                                            \
+      (ares_channel channel, struct timeval * max, struct timeval * result),                     \
+      (channel, max, result))                                                                    \
+    X(const char *, ares_strerror, (int code), (code))
+
+#define REACHD_DECLARE(type, name, params, args) type reachd_##name params;
+#define REACHD_DECLARE_VOID(name, params, args) void reachd_##name params;
+REACHD_CURL_FUNCTIONS(REACHD_DECLARE, REACHD_DECLARE_VOID)
+REACHD_ARES_FUNCTIONS(REACHD_DECLARE, REACHD_DECLARE_VOID)
+#undef REACHD_DECLARE
+#undef REACHD_DECLARE_VOID
+
+// curl_easy_setopt and curl_easy_getinfo are C variadics, which Swift cannot call. Each wrapper
+// fixes one argument type, so the compiler checks what the option expects; the option itself
+// stays a parameter. Passing the wrong kind of option is still a bug curl reports, as in C.
+
+/// curl_easy_setopt for options that take a `long` (timeouts, flags, CONNECT_ONLY, …).
+CURLcode reachd_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+/// … a C string (URL, PROTOCOLS_STR, PROXY, USERAGENT); curl copies it.
+CURLcode reachd_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
+/// … an opaque pointer (WRITEDATA, ERRORBUFFER); curl does not copy what it points to.
+CURLcode reachd_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
+/// … a string list (CONNECT_TO); not copied: it must outlive the transfer.
+CURLcode reachd_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *list);
+/// CURLOPT_WRITEFUNCTION, typed so that Swift can pass a `@convention(c)` closure.
+CURLcode reachd_curl_easy_setopt_write_function(CURL *handle, curl_write_callback callback);
+/// curl_easy_getinfo for `long` answers (RESPONSE_CODE).
+CURLcode reachd_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+/// curl_easy_getinfo for `curl_off_t` answers: the *_TIME_T timings, in microseconds.
+CURLcode reachd_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
+
+/// CURLMsg keeps its result in a union; read through a function so the importer's naming of it
+/// does not matter.
+static inline CURLcode reachd_curl_msg_result(const CURLMsg *message) {
+    return message->data.result;
+}
+
+/// ARES_SOCKET_BAD: "no descriptor" for ares_process_fd, which then only handles timeouts.
+static const ares_socket_t reachd_ares_socket_bad = ARES_SOCKET_BAD;
+
+#endif

@@ -1,0 +1,95 @@
+// Loads libcurl and c-ares on first use (see reachd_probe_libraries.h for why) and forwards
+// every reachd_ function to the library's own.
+#include "reachd_probe_libraries.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+// Debian's sonames (libcurl4 / libcurl3-gnutls both provide the ABI; c-ares 1.x is .so.2).
+static const char *const curl_names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", NULL};
+static const char *const ares_names[] = {"libcares.so.2", NULL};
+
+#define REACHD_POINTER(type, name, params, args) type(*name) params;
+#define REACHD_POINTER_VOID(name, params, args) void(*name) params;
+static struct {
+    REACHD_CURL_FUNCTIONS(REACHD_POINTER, REACHD_POINTER_VOID)
+    REACHD_ARES_FUNCTIONS(REACHD_POINTER, REACHD_POINTER_VOID)
+    CURLcode (*curl_easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*curl_easy_getinfo)(CURL *, CURLINFO, ...);
+} library;
+#undef REACHD_POINTER
+#undef REACHD_POINTER_VOID
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static int load_status = -1;
+static char load_error[256];
+
+static void *open_first(const char *const *names) {
+    for (const char *const *name = names; *name; name++) {
+        void *handle = dlopen(*name, RTLD_NOW | RTLD_LOCAL);
+        if (handle) return handle;
+    }
+    snprintf(load_error, sizeof load_error, "cannot load %s: %s", names[0], dlerror());
+    return NULL;
+}
+
+static int resolve(void *handle, const char *name, void **slot) {
+    *slot = dlsym(handle, name);
+    if (*slot) return 0;
+    snprintf(load_error, sizeof load_error, "%s is missing from the loaded library", name);
+    return -1;
+}
+
+static void load(void) {
+    void *curl = open_first(curl_names);
+    if (!curl) return;
+    void *ares = open_first(ares_names);
+    if (!ares) return;
+#define REACHD_RESOLVE_CURL(type, name, params, args) \
+    if (resolve(curl, #name, (void **)&library.name)) return;
+#define REACHD_RESOLVE_CURL_VOID(name, params, args) REACHD_RESOLVE_CURL(void, name, params, args)
+#define REACHD_RESOLVE_ARES(type, name, params, args) \
+    if (resolve(ares, #name, (void **)&library.name)) return;
+#define REACHD_RESOLVE_ARES_VOID(name, params, args) REACHD_RESOLVE_ARES(void, name, params, args)
+    REACHD_CURL_FUNCTIONS(REACHD_RESOLVE_CURL, REACHD_RESOLVE_CURL_VOID)
+    REACHD_ARES_FUNCTIONS(REACHD_RESOLVE_ARES, REACHD_RESOLVE_ARES_VOID)
+    if (resolve(curl, "curl_easy_setopt", (void **)&library.curl_easy_setopt)) return;
+    if (resolve(curl, "curl_easy_getinfo", (void **)&library.curl_easy_getinfo)) return;
+    load_status = 0;
+}
+
+int reachd_probe_libraries_load(char *error, size_t error_size) {
+    pthread_once(&once, load);
+    if (load_status != 0 && error && error_size > 0) snprintf(error, error_size, "%s", load_error);
+    return load_status;
+}
+
+#define REACHD_FORWARD(type, name, params, args) \
+    type reachd_##name params { return library.name args; }
+#define REACHD_FORWARD_VOID(name, params, args) \
+    void reachd_##name params { library.name args; }
+REACHD_CURL_FUNCTIONS(REACHD_FORWARD, REACHD_FORWARD_VOID)
+REACHD_ARES_FUNCTIONS(REACHD_FORWARD, REACHD_FORWARD_VOID)
+
+CURLcode reachd_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return library.curl_easy_setopt(handle, option, value);
+}
+CURLcode reachd_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return library.curl_easy_setopt(handle, option, value);
+}
+CURLcode reachd_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return library.curl_easy_setopt(handle, option, value);
+}
+CURLcode reachd_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *list) {
+    return library.curl_easy_setopt(handle, option, list);
+}
+CURLcode reachd_curl_easy_setopt_write_function(CURL *handle, curl_write_callback callback) {
+    return library.curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
+}
+CURLcode reachd_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return library.curl_easy_getinfo(handle, info, value);
+}
+CURLcode reachd_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return library.curl_easy_getinfo(handle, info, value);
+}
