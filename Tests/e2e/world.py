@@ -30,6 +30,27 @@ without IPv6 answers AAAA with NOERROR/no data, as a real server does):
 
 Servers are plain Python threads whose sockets were created inside the gateway namespace
 (`netns.socket_in`), so a test switches what they answer with one assignment.
+
+API (import the fixtures into a test module: `from world import world, reachd_in`):
+    world                      fixture: a fresh World, torn down in every outcome
+    reachd_in(world, *args, env=, trust_test_ca=)   fixture: reachd in the client namespace
+    reachd_in.many(world, [args], [args], ...)      several at once (their start-up overlaps)
+    start_reachd_in(world, *args)                   the same without a fixture (caller stops it)
+    World: client, gateway (netns.Namespace), link, gateway_link, client_ip, gateway_ip,
+           db_ip, db2_ip, moved_ip, many_ips, noroute_ip, silent_ip, dns2_ip, dns_silent_ip,
+           svc(n), dropped(i), resolv_path, set_nameservers(*ips, options=),
+           server(port=0, default=OK, tls=None|"trusted"|"self-signed") → Server,
+           local_server() → Server on the client's 127.0.0.1, closed_port(),
+           link_down(), link_up(), del_default_route(), add_default_route(), wait_carrier()
+    Server: route(path, behaviour), default, once(path, *behaviours), stop(), start(),
+            hit_count(path), wait_hits(path, n, timeout), connections, wait_connections(n, timeout)
+    behaviours: Answer(status, body, headers), OK, NO_CONTENT, UNAVAILABLE, NOT_FOUND,
+            PORTAL_LOGIN, redirect(location, status), Delayed(s, answer), Trickle(), Big(),
+            HANG, CLOSE, GARBAGE
+    reading: status(server), readyz(server), target_of(doc, name), wait_status(server, pred, t),
+            wait_target(server, name, pred, t), wait_connectivity(server, pred, t),
+            is_state(state, reason), settled, ip_sort_key, target_args({name: url}),
+            dns_query(ns, server, name, qtype)
 """
 
 from __future__ import annotations
