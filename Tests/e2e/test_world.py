@@ -123,3 +123,58 @@ def test_reachd_resolves_through_the_world(world, reachd_in):
     world.set_nameservers(world.dns2_ip)
     out = world.client.exec("cat", "/etc/resolv.conf", capture_output=True, text=True, check=True).stdout
     assert f"nameserver {world.dns2_ip}" in out
+
+
+def test_curl_in_the_client_sees_each_behaviour(world):
+    """What libcurl inside the client namespace gets from each behaviour (curl's exit codes):
+    the ground truth the target reasons are judged against. Names resolve through the
+    bind-mounted resolv.conf."""
+    import subprocess
+
+    from world import GARBAGE, NOT_FOUND, OK, PORTAL_LOGIN, UNAVAILABLE, Big, Trickle
+
+    web = world.server()
+    for path, behaviour in {"/ok": OK, "/204": NO_CONTENT, "/302": redirect("http://login.test/"),
+                            "/login": PORTAL_LOGIN, "/404": NOT_FOUND, "/503": UNAVAILABLE, "/hang": HANG,
+                            "/close": CLOSE, "/garbage": GARBAGE, "/trickle": Trickle(), "/big": Big()}.items():
+        web.route(path, behaviour)
+    selfsigned = world.server(tls="self-signed")
+    trusted = world.server(tls="trusted")
+    base = f"http://db.test:{web.port}"
+    cases = {  # url → (curl exit code, HTTP code)
+        f"{base}/ok": (0, "200"), f"{base}/204": (0, "204"), f"{base}/302": (0, "302"),
+        f"{base}/login": (0, "200"), f"{base}/404": (0, "404"), f"{base}/503": (0, "503"),
+        f"{base}/hang": (28, "000"), f"{base}/close": (52, "000"), f"{base}/garbage": (1, "000"),
+        f"{base}/trickle": (28, "000"), f"{base}/big": (0, "200"),
+        f"http://db.test:{world.closed_port()}/": (7, "000"),
+        "http://silent.test/": (28, "000"), "http://nx.test/": (6, "000"),
+        f"https://secure.test:{selfsigned.port}/": (60, "000"),
+        f"https://secure.test:{trusted.port}/ok": (60, "000"),  # not in the system's CAs
+        f"http://many.test:{web.port}/ok": (0, "200"),
+    }
+    procs = {url: subprocess.Popen(
+        ["ip", "netns", "exec", world.client.name, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+         "--max-time", "2", url], stdout=subprocess.PIPE, text=True) for url in cases}
+    got = {}
+    for url, proc in procs.items():
+        out, _ = proc.communicate(timeout=10)
+        got[url] = (proc.returncode, out.strip())
+    problems = [f"{url}: want {want}, got {got[url]}" for url, want in cases.items() if got[url] != want]
+    assert not problems, "\n".join(problems)
+    trusted_ok = subprocess.run(
+        ["ip", "netns", "exec", world.client.name, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+         "--cacert", certificates()["ca"], "--max-time", "2", f"https://secure.test:{trusted.port}/ok"],
+        capture_output=True, text=True, timeout=10)
+    assert (trusted_ok.returncode, trusted_ok.stdout) == (0, "200"), trusted_ok
+    # trust_test_ca's mechanism: the bundle bind-mounted in the private mount namespace that
+    # `ip netns exec` makes, so curl's default CA file is the test CA — and the host's is untouched.
+    from world import SYSTEM_CA_BUNDLE
+    before = open(SYSTEM_CA_BUNDLE, "rb").read()
+    mounted = subprocess.run(
+        ["ip", "netns", "exec", world.client.name, "sh", "-c",
+         f'mount --bind "$0" {SYSTEM_CA_BUNDLE} && exec "$@"', certificates()["ca"],
+         "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2",
+         f"https://secure.test:{trusted.port}/ok"], capture_output=True, text=True, timeout=10)
+    assert (mounted.returncode, mounted.stdout) == (0, "200"), mounted
+    assert open(SYSTEM_CA_BUNDLE, "rb").read() == before
+    assert SYSTEM_CA_BUNDLE not in open("/proc/self/mountinfo").read()
