@@ -49,7 +49,7 @@ extension ServeOptions {
             metadata: [
                 "address": "\(server.host):\(service.port)", "version": "\(Reachd.version)",
                 "libmicrohttpd": "\(String(cString: MHD_get_version()))",
-                "state": "\(monitor.current.state.rawValue)", "readyWhen": "\(server.readiness.rawValue)",
+                "state": "\(monitor.current.state.rawValue)", "readyWhen": "\(server.readiness.commaSeparated)",
             ]
         )
         var groupConfiguration = ServiceGroupConfiguration(

@@ -9,7 +9,7 @@ struct ServeOptions: ParsableArguments {
     @OptionGroup var address: ServerAddress
 
     @Option(Settings.heartbeat) var heartbeat: Double?
-    @Option(Settings.readyWhen) var readyWhen: ServerConfiguration.ReadinessPolicy?
+    @Option(Settings.readyWhen) var readyWhen: [ReadinessCondition]?
     @Option(Settings.meteredInterfaces) var meteredInterfaces: [String]?
     @Option(Settings.maxConnections) var maxConnections: Int?
     @Option(Settings.maxConnectionsPerIP) var maxConnectionsPerIP: Int?

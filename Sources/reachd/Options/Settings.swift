@@ -26,8 +26,17 @@ enum Settings {
         default: ServerConfiguration().heartbeat, in: 0.05..., unit: " s"
     )
 
-    static let readyWhen = Setting<ServerConfiguration.ReadinessPolicy>(
-        "ready-when", "When /readyz passes", default: ServerConfiguration().readiness
+    static let readyWhen = Setting<[ReadinessCondition]>(
+        "ready-when",
+        "Comma-separated conditions that must all hold for /readyz to pass: reachable (the route-based state), always, online (connectivity full), target:NAME (that target reachable)",
+        default: ServerConfiguration().readiness, invalid: "must be \(ReadinessCondition.syntax)",
+        reasoning: { text throws(InvalidValue) in
+            switch ReadinessCondition.parseList(text) {
+            case .success(let conditions): return conditions
+            case .failure(let refused): throw InvalidValue(description: refused.description)
+            }
+        },
+        show: \.commaSeparated
     )
 
     static let maxConnections = Setting<Int>(
