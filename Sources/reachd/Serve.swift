@@ -25,7 +25,9 @@ extension ServeOptions {
     /// Runs the monitor and the HTTP server until SIGTERM or SIGINT.
     func serve() async throws {
         let logger = try makeLogger()
-        let server = try serverConfiguration()
+        // The probes' settings first: `--ready-when` is checked against their targets.
+        let probes = try probeConfiguration()
+        let server = try serverConfiguration(probes: probes)
         let monitorConfiguration = try monitorConfiguration()
         ProcessLimits.prepare(forConnections: server.maxConnections, logger: logger)
 
@@ -49,7 +51,7 @@ extension ServeOptions {
             metadata: [
                 "address": "\(server.host):\(service.port)", "version": "\(Reachd.version)",
                 "libmicrohttpd": "\(String(cString: MHD_get_version()))",
-                "state": "\(monitor.current.state.rawValue)", "readyWhen": "\(server.readiness.rawValue)",
+                "state": "\(monitor.current.state.rawValue)", "readyWhen": "\(server.readiness.commaSeparated)",
             ]
         )
         var groupConfiguration = ServiceGroupConfiguration(
