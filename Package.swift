@@ -66,6 +66,7 @@ let package = Package(
             dependencies: [
                 "Reachable",
                 "ReachableServer",
+                "Probes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -35,12 +35,14 @@ from servers import PORT, Nginx, Reachd, read_lines_until, versions  # noqa: E40
 FULL = dict(flaps=200, flap_blocks=4, fanout_ns=[1000, 5000, 10000], fanout_reps=5, changes=20,
             client_procs=2, wrk_seconds=10, wrk_reps=4, wrk_threads1=True, idle_clients=1000, idle_seconds=60,
             heartbeat_check_seconds=20, heartbeat_check_interval=5, startup_runs=20,
-            route_counts=[1000, 10000, 100000], route_flaps=20)
+            route_counts=[1000, 10000, 100000], route_flaps=20,
+            targets=100, targets_cpu_seconds=60, target_flaps=20)
 QUICK = dict(flaps=50, flap_blocks=1, fanout_ns=[1000], fanout_reps=1, changes=20, client_procs=2,
              wrk_seconds=5, wrk_reps=1, wrk_threads1=False, idle_clients=1000, idle_seconds=10, heartbeat_check_seconds=0,
              heartbeat_check_interval=5, startup_runs=5,
-             route_counts=[1000, 100000], route_flaps=5)
-PHASES = ["startup", "latency", "routes", "throughput", "fanout", "idle"]
+             route_counts=[1000, 100000], route_flaps=5,
+             targets=100, targets_cpu_seconds=15, target_flaps=5)
+PHASES = ["startup", "latency", "routes", "targets", "throughput", "fanout", "idle"]
 NCHAN_BASE_SEQUENCE = 1000
 
 
@@ -426,6 +428,121 @@ def phase_routes(ctx: dict, cfg: dict) -> dict:
                 sse.close()
             if server:
                 server.stop()
+            net.destroy()
+    return results
+
+
+# --------------------------------------------------------------------------- targets
+
+
+TARGET_SERVER = r"""
+import http.server, socketserver, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(204); self.end_headers()
+    def log_message(self, *a): pass
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True; allow_reuse_address = True
+S((sys.argv[1], 8080), H).serve_forever()
+"""
+
+
+def cpu_percent(pid: int, seconds: float) -> float:
+    cpu0 = nsutil.cpu_ns(pid)
+    time.sleep(seconds)
+    return (nsutil.cpu_ns(pid) - cpu0) / 1e9 / seconds * 100
+
+
+def phase_targets(ctx: dict, cfg: dict) -> dict:
+    """100 HTTP targets on a server behind the gateway, probed every 10 s, against the same
+    reachd without targets: CPU, RSS, /status throughput; and how fast a link down reaches the
+    targets (`no-route`) next to the status itself (`unreachable`)."""
+    results = {}
+    count = cfg["targets"]
+    for label in ("none", "targets"):
+        net = VethNet()
+        server = sse = rt = peer = None
+        try:
+            peer = net.peer.popen("python3", "-c", TARGET_SERVER, f"{net.subnet}.1", stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+            extra = []
+            if label == "targets":
+                for i in range(count):
+                    extra += ["--target", f"t{i}=http://{net.subnet}.1:8080/t{i}"]
+                extra += ["--target-interval", "10"]
+            server = Reachd(ctx["reachd"], net.ns, ctx["workdir"], heartbeat=3600, extra=extra)
+            server.wait_ready(timeout=30)
+            deadline = time.monotonic() + 20
+            while label == "targets" and time.monotonic() < deadline:
+                if server.status_doc().count(b'"state":"reachable"') >= count:
+                    break
+                time.sleep(0.2)
+            time.sleep(2)
+            row = {"rss_kib": nsutil.status_kib(server.pid), "threads": len(os.listdir(f"/proc/{server.pid}/task"))}
+            row["cpu_pct"] = cpu_percent(server.pid, cfg["targets_cpu_seconds"])
+            row["status_wrk"] = run_wrk(net.ns, cfg["wrk_seconds"], False, server.pid)
+            if label == "targets":
+                with nsutil.inside(net.ns):
+                    sse = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sse.settimeout(10)
+                sse.connect(("127.0.0.1", PORT))
+                sse.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                rt = nsutil.Rtnl(net.ns)
+                status_ms, targets_ms = [], []
+                pending = b""
+                for k in range(cfg["target_flaps"]):
+                    # Reachable first (targets reachable again), then down.
+                    deadline = time.monotonic() + 30
+                    while server.status_doc().count(b'"state":"reachable"') < count + 1 and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                    time.sleep(0.2)
+                    sse.setblocking(False)
+                    try:
+                        while sse.recv(1 << 20):
+                            pass
+                    except BlockingIOError:
+                        pass
+                    sse.setblocking(True)
+                    pending = b""
+                    t0 = time.monotonic_ns()
+                    rt.link_set(net.index, False)
+                    got_status = got_targets = None
+                    deadline = time.monotonic() + 10
+                    while (got_status is None or got_targets is None) and time.monotonic() < deadline:
+                        pending += sse.recv(1 << 20)
+                        frames = pending.split(b"\n\n")
+                        pending = frames.pop()
+                        now = time.monotonic_ns()
+                        for frame in frames:
+                            if b"data:" not in frame:
+                                continue
+                            if got_status is None and b'"state":"unreachable","isReachable"' in frame:
+                                got_status = now
+                            if got_targets is None and frame.count(b'"reason":"no-route"') >= count:
+                                got_targets = now
+                    if got_status:
+                        status_ms.append((got_status - t0) / 1e6)
+                    if got_targets:
+                        targets_ms.append((got_targets - t0) / 1e6)
+                    rt.link_set(net.index, True)
+                    time.sleep(1.2)
+                    net.ns.ip("route", "replace", "default", "via", f"{net.subnet}.1", "dev", net.dev)
+                row["link_down_status_ms"] = summary(status_ms)
+                row["link_down_targets_ms"] = summary(targets_ms)
+            results[label] = row
+            log(f"targets {label}: RSS {row['rss_kib']} KiB, CPU {row['cpu_pct']:.3f} %, /status "
+                f"{row['status_wrk'].get('rps')} req/s"
+                + (f", link down → status p50 {row['link_down_status_ms'].get('p50')} ms, targets no-route p50 "
+                   f"{row['link_down_targets_ms'].get('p50')} ms" if label == "targets" else ""))
+        finally:
+            if rt:
+                rt.close()
+            if sse:
+                sse.close()
+            if server:
+                server.stop()
+            if peer:
+                nsutil.stop(peer)
             net.destroy()
     return results
 
@@ -880,6 +997,8 @@ def estimate(phase: str, cfg: dict) -> float:
         return 8 + 0.06 * cfg["flaps"]
     if phase == "routes":
         return sum(5 + n / 10000 * 4 for n in cfg["route_counts"]) + 0.2 * cfg["route_flaps"] * len(cfg["route_counts"])
+    if phase == "targets":
+        return 2 * (cfg["targets_cpu_seconds"] + cfg["wrk_seconds"] + 15) + 3 * cfg["target_flaps"]
     if phase == "throughput":
         return 2 * (3 if cfg["wrk_threads1"] else 2) * (cfg["wrk_seconds"] + 2) + 5
     if phase == "fanout":
@@ -961,6 +1080,8 @@ def main() -> int:
                     results["phases"]["latency"] = phase_latency(ctx, cfg)
                 elif phase == "routes":
                     results["phases"]["routes"] = phase_routes(ctx, cfg)
+                elif phase == "targets":
+                    results["phases"]["targets"] = phase_targets(ctx, cfg)
                 elif phase == "throughput":
                     results["phases"]["throughput"] = phase_throughput(ctx, cfg, budget, perf)
                 elif phase == "fanout":

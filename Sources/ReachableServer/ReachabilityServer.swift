@@ -73,13 +73,23 @@ public final class ReachabilityServer: Service, Sendable {
         guard status.sequence != snapshot.status.sequence else { return }
         let frame = snapshot.update(status)
         hub.publish(frame)
-        logger.info(
-            "status changed",
-            metadata: [
-                "state": "\(status.state.rawValue)", "sequence": "\(status.sequence)",
-                "ipv4": "\(status.path.ipv4)", "ipv6": "\(status.path.ipv6)",
-            ]
-        )
+        var metadata: Logger.Metadata = [
+            "state": "\(status.state.rawValue)", "sequence": "\(status.sequence)",
+            "ipv4": "\(status.path.ipv4)", "ipv6": "\(status.path.ipv6)",
+        ]
+        if !status.targets.isEmpty {
+            // Each target that is not reachable, with why: `db=no-route,api=unknown`.
+            let down = status.targets.filter { $0.state != .reachable }
+            metadata["targetsReachable"] = "\(status.targets.count - down.count)/\(status.targets.count)"
+            if !down.isEmpty {
+                metadata["targetsDown"] =
+                    "\(down.map { "\($0.name)=\($0.reason?.rawValue ?? $0.state.rawValue)" }.joined(separator: ","))"
+            }
+        }
+        if status.connectivity.state != .disabled {
+            metadata["connectivity"] = "\(status.connectivity.state.rawValue)"
+        }
+        logger.info("status changed", metadata: metadata)
     }
 
     /// A keep-alive comment on every idle stream each interval, until cancelled.

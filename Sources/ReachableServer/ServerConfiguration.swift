@@ -1,19 +1,14 @@
 /// How the HTTP side of reachd behaves. Defaults are what `reachd` serves.
 public struct ServerConfiguration: Sendable {
-    /// When `/readyz` passes.
-    public enum ReadinessPolicy: String, Sendable, CaseIterable {
-        /// Only while the network is reachable: keeps a pod out of rotation while it is cut off.
-        case reachable
-        /// Whenever the process serves (reachd's own readiness, not the network's).
-        case always
-    }
-
     public var host: String = "0.0.0.0"
     /// 0 asks the kernel for a free port (tests); `ReachabilityServer.port` tells which.
     public var port: Int = 9478
     /// Seconds between SSE comment lines that keep proxies from closing idle streams.
     public var heartbeat: Double = 15
-    public var readiness: ReadinessPolicy = .reachable
+    /// When `/readyz` passes (`--ready-when`): every condition holds, and shutdown has not begun.
+    /// The default keeps a pod out of rotation while its network is cut off. Each condition is one
+    /// check of the health document, in this order; an empty list holds whenever reachd serves.
+    public var readiness: [ReadinessCondition] = [.reachable]
     /// Open connections at most; SSE clients count. libmicrohttpd's own default is 1020.
     public var maxConnections: Int = 10_000
     /// 0 = no per-address limit (the default: behind an ingress every client has its address).

@@ -2,6 +2,7 @@ import ArgumentParser
 import CMicroHTTPD
 import FoundationEssentials
 import Logging
+import Probes
 import Reachable
 import ReachableServer
 import ServiceLifecycle
@@ -25,8 +26,13 @@ extension ServeOptions {
     /// Runs the monitor and the HTTP server until SIGTERM or SIGINT.
     func serve() async throws {
         let logger = try makeLogger()
-        let server = try serverConfiguration()
-        let monitorConfiguration = try monitorConfiguration()
+        // The probes' settings first: `--ready-when` is checked against their targets.
+        let probes = try probeConfiguration()
+        let server = try serverConfiguration(probes: probes)
+        var monitorConfiguration = try monitorConfiguration()
+        let started = Date()
+        monitorConfiguration.initialTargets = probes.initialTargets(since: started)
+        monitorConfiguration.initialConnectivity = probes.initialConnectivity(since: started)
         ProcessLimits.prepare(forConnections: server.maxConnections, logger: logger)
 
         let monitor: NetworkMonitor
@@ -44,12 +50,24 @@ extension ServeOptions {
             logger.critical("cannot serve on --host \(server.host) --port \(server.port): \(error)")
             throw ExitCode(1)
         }
+        // Outbound probes only when targets or a connectivity URL are configured.
+        let prober: ProbeService?
+        do {
+            prober = try ProbeService.start(probes, monitor: monitor)
+        } catch {
+            monitor.close()
+            logger.critical("cannot start the probes: \(error)")
+            throw ExitCode(1)
+        }
+        defer { prober?.stop() }
         logger.info(
             "reachd listening",
             metadata: [
                 "address": "\(server.host):\(service.port)", "version": "\(Reachd.version)",
                 "libmicrohttpd": "\(String(cString: MHD_get_version()))",
-                "state": "\(monitor.current.state.rawValue)", "readyWhen": "\(server.readiness.rawValue)",
+                "state": "\(monitor.current.state.rawValue)", "readyWhen": "\(server.readiness.commaSeparated)",
+                "targets": "\(probes.targets.count)",
+                "connectivity": "\(probes.connectivity?.url.text ?? "disabled")",
             ]
         )
         var groupConfiguration = ServiceGroupConfiguration(

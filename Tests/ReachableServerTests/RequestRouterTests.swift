@@ -19,7 +19,7 @@ struct RequestRouterTests {
     }
 
     private func router(
-        readiness: ServerConfiguration.ReadinessPolicy = .reachable, isShuttingDown: Bool = false
+        readiness: [ReadinessCondition] = [.reachable], isShuttingDown: Bool = false
     ) -> RequestRouter {
         RequestRouter(
             monitor: monitor, snapshot: snapshot, hub: hub, readiness: readiness,
@@ -116,7 +116,34 @@ struct RequestRouterTests {
 
         _ = snapshot.update(ReachabilityStatus(path: NetworkPath(state: .unreachable), sequence: 6, changedAt: Date()))
         #expect(respond(method, "/readyz").status == 503)
-        #expect(respond(method, "/readyz", router: router(readiness: .always)).status == 200)
+        #expect(respond(method, "/readyz", router: router(readiness: [.always])).status == 200)
+    }
+
+    @Test(arguments: ["GET", "HEAD"])
+    func readinessNeedsEveryCondition(method: String) {
+        let since = Date()
+        let db = TargetStatus(name: "db", url: "tcp://db.test:5432", since: since)
+        var status = ReachabilityStatus(
+            path: NetworkPath(state: .reachable, ipv4: true), targets: [db], sequence: 6, changedAt: since)
+        _ = snapshot.update(status)
+        let router = router(readiness: [.reachable, .target("db")])
+        let unknown = respond(method, "/readyz", router: router)
+        #expect(unknown.status == 503, "db is not evaluated yet")
+        #expect(unknown.headers == RequestRouter.healthHeaders)
+        #expect(
+            unknown.bodyBytes
+                == HealthDocument.readiness(
+                    status: status, conditions: [.reachable, .target("db")], isShuttingDown: false
+                )
+                .body)
+
+        status.targets[0].state = .reachable
+        status.sequence = 7
+        _ = snapshot.update(status)
+        #expect(respond(method, "/readyz", router: router).status == 200)
+        #expect(respond(method, "/readyz", router: self.router(readiness: [.reachable, .online])).status == 503)
+        let stopping = self.router(readiness: [.reachable, .target("db")], isShuttingDown: true)
+        #expect(respond(method, "/readyz", router: stopping).status == 503)
     }
 
     @Test(arguments: paths, ["POST", "PUT", "DELETE", "OPTIONS", "get", "BREW"])

@@ -19,3 +19,56 @@ public enum ReadinessCondition: Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
+
+extension ReadinessCondition {
+    /// What `--ready-when` accepts, for messages: `reachable, always, online or target:NAME`.
+    public static let syntax = "reachable, always, online or target:NAME"
+
+    /// One condition as written (`reachable`, `always`, `online`, `target:NAME`; case-sensitive,
+    /// as target names are); `nil` for anything else. Whether NAME is a configured target is the
+    /// caller's to check: only it knows the targets.
+    public init?(_ text: String) {
+        switch text {
+        case "reachable": self = .reachable
+        case "always": self = .always
+        case "online": self = .online
+        case let text where text.hasPrefix("target:") && text.count > "target:".count:
+            self = .target(String(text.dropFirst("target:".count)))
+        default: return nil
+        }
+    }
+
+    /// Parses `--ready-when`: conditions separated by commas (spaces around them ignored, as is an
+    /// empty item such as a trailing comma). A condition given twice counts once, where it first
+    /// appears: the health document has one check per condition.
+    ///
+    /// - Returns: the conditions in the order given, or the first item that is not one (an empty
+    ///   list is `.failure("")`).
+    public static func parseList(_ text: String) -> Result<[ReadinessCondition], RefusedCondition> {
+        var conditions: [ReadinessCondition] = []
+        for item in text.split(separator: ",") {
+            let trimmed = item.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }
+            let word = String(trimmed.reversed())
+            if word.isEmpty { continue }
+            guard let condition = ReadinessCondition(word) else { return .failure(RefusedCondition(text: word)) }
+            if !conditions.contains(condition) { conditions.append(condition) }
+        }
+        return conditions.isEmpty ? .failure(RefusedCondition(text: "")) : .success(conditions)
+    }
+
+    /// An item of `--ready-when` that is no condition; `text` is empty when no condition was given.
+    public struct RefusedCondition: Error, Sendable, Equatable, CustomStringConvertible {
+        public let text: String
+
+        public var description: String {
+            text.isEmpty
+                ? "no condition given: expected \(ReadinessCondition.syntax), separated by commas"
+                : "unknown condition \"\(text)\": expected \(ReadinessCondition.syntax)"
+        }
+    }
+}
+
+extension [ReadinessCondition] {
+    /// As `--ready-when` takes it: `reachable,target:db`.
+    public var commaSeparated: String { map(\.description).joined(separator: ",") }
+}

@@ -6,15 +6,16 @@ final class RequestRouter: HTTPHandler {
     private let monitor: NetworkMonitor
     private let snapshot: StatusSnapshot
     private let hub: EventHub
-    private let readiness: ServerConfiguration.ReadinessPolicy
+    private let readiness: [ReadinessCondition]
     private let isShuttingDown: @Sendable () -> Bool
     private let rejections: RejectionLog
 
     /// - Parameters:
+    ///   - readiness: the conditions of `--ready-when`; `/readyz` passes when all hold.
     ///   - isShuttingDown: whether graceful shutdown has begun (`/readyz` fails from then on).
     init(
         monitor: NetworkMonitor, snapshot: StatusSnapshot, hub: EventHub,
-        readiness: ServerConfiguration.ReadinessPolicy, isShuttingDown: @escaping @Sendable () -> Bool,
+        readiness: [ReadinessCondition], isShuttingDown: @escaping @Sendable () -> Bool,
         rejections: RejectionLog
     ) {
         self.monitor = monitor
@@ -42,7 +43,7 @@ final class RequestRouter: HTTPHandler {
             return HTTPResponse(status: status, headers: Self.healthHeaders, body: body)
         case .readiness:
             let (status, body) = HealthDocument.readiness(
-                status: snapshot.status, policy: readiness, isShuttingDown: isShuttingDown()
+                status: snapshot.status, conditions: readiness, isShuttingDown: isShuttingDown()
             )
             return HTTPResponse(status: status, headers: Self.healthHeaders, body: body)
         case .problem(let problem):

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import Probes
 import Reachable
 import ReachableServer
 
@@ -9,7 +10,7 @@ struct ServeOptions: ParsableArguments {
     @OptionGroup var address: ServerAddress
 
     @Option(Settings.heartbeat) var heartbeat: Double?
-    @Option(Settings.readyWhen) var readyWhen: ServerConfiguration.ReadinessPolicy?
+    @Option(Settings.readyWhen) var readyWhen: [ReadinessCondition]?
     @Option(Settings.meteredInterfaces) var meteredInterfaces: [String]?
     @Option(Settings.maxConnections) var maxConnections: Int?
     @Option(Settings.maxConnectionsPerIP) var maxConnectionsPerIP: Int?
@@ -19,16 +20,27 @@ struct ServeOptions: ParsableArguments {
     @Option(Settings.threads) var threads: Int?
     @Option(Settings.ipv4Destination) var ipv4Destination: String?
     @Option(Settings.ipv6Destination) var ipv6Destination: String?
+    @Option(Settings.targets) var targets: [TargetSpec] = []
+    @Option(Settings.targetInterval) var targetInterval: Double?
+    @Option(Settings.targetTimeout) var targetTimeout: Double?
+    @Option(Settings.targetFailures) var targetFailures: Int?
+    @Option(Settings.connectivityURL) var connectivityURL: String?
+    @Option(Settings.connectivityResponse) var connectivityResponse: String?
+    @Option(Settings.connectivityInterval) var connectivityInterval: Double?
+    @Option(Settings.connectivityTimeout) var connectivityTimeout: Double?
     @Option(Settings.logLevel) var logLevel: Logger.Level?
     @Option(Settings.logFormat) var logFormat: LogFormat?
 
     /// The server's settings from the flags, the environment and the defaults, validated.
-    func serverConfiguration() throws -> ServerConfiguration {
+    ///
+    /// - Parameter probes: what is probed (`probeConfiguration()`): each `target:NAME` of
+    ///   `--ready-when` must name one of its targets, and `online` needs its connectivity check.
+    func serverConfiguration(probes: ProbeConfiguration) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.host = try address.serverHost()
         configuration.port = try address.resolvedPort()
         configuration.heartbeat = try Settings.heartbeat.resolve(heartbeat)
-        configuration.readiness = try Settings.readyWhen.resolve(readyWhen)
+        configuration.readiness = try readinessConditions(probes: probes)
         configuration.maxConnections = try Settings.maxConnections.resolve(maxConnections)
         configuration.maxConnectionsPerIP = try Settings.maxConnectionsPerIP.resolve(maxConnectionsPerIP)
         configuration.connectionTimeout = try Settings.connectionTimeout.resolve(connectionTimeout)
@@ -36,6 +48,78 @@ struct ServeOptions: ParsableArguments {
         configuration.shutdownTimeout = try Settings.shutdownTimeout.resolve(shutdownTimeout)
         configuration.threads = try Settings.threads.resolve(threads)
         return configuration
+    }
+
+    /// `--ready-when`, each condition one that can hold: a refused one would keep `/readyz` failing
+    /// for good, which an operator learns better now than from a pod that never turns ready.
+    private func readinessConditions(probes: ProbeConfiguration) throws -> [ReadinessCondition] {
+        let conditions = try Settings.readyWhen.resolve(readyWhen)
+        let source = Settings.readyWhen.source(flagGiven: readyWhen != nil)
+        for condition in conditions {
+            switch condition {
+            case .online where probes.connectivity == nil:
+                throw ValidationError(
+                    "\(source): online needs --connectivity-url (env: REACHD_CONNECTIVITY_URL): "
+                        + "without a connectivity check it could never hold")
+            case .target(let name) where !probes.targets.contains(where: { $0.name == name }):
+                let configured =
+                    probes.targets.isEmpty
+                    ? "no target is configured (--target, env: REACHD_TARGETS)"
+                    : "the targets are " + probes.targets.map(\.name).joined(separator: ", ")
+                throw ValidationError("\(source): \(condition) names no configured target; \(configured)")
+            default:
+                break
+            }
+        }
+        return conditions
+    }
+
+    /// What the probes do, from the flags, the environment and the defaults, validated: every
+    /// malformed spec is refused here, before anything is served.
+    func probeConfiguration() throws -> ProbeConfiguration {
+        var configuration = ProbeConfiguration()
+        configuration.targets = try resolvedTargets()
+        configuration.targetInterval = .seconds(try Settings.targetInterval.resolve(targetInterval))
+        configuration.targetTimeout = .seconds(try Settings.targetTimeout.resolve(targetTimeout))
+        configuration.targetFailures = try Settings.targetFailures.resolve(targetFailures)
+        configuration.connectivity = try connectivitySpec()
+        configuration.connectivityInterval = .seconds(try Settings.connectivityInterval.resolve(connectivityInterval))
+        configuration.connectivityTimeout = .seconds(try Settings.connectivityTimeout.resolve(connectivityTimeout))
+        return configuration
+    }
+
+    /// The `--target` flags if any, else `REACHD_TARGETS`. Each flag was parsed on its own; a name
+    /// used by two of them is refused here (the variable's list was checked whole).
+    private func resolvedTargets() throws -> [TargetSpec] {
+        guard !targets.isEmpty else { return try Settings.targets.resolve(nil) }
+        do {
+            // `NAME=URL` again, exactly as given: the URL keeps its text.
+            return try TargetSpec.parseList(targets.map { "\($0.name)=\($0.url.text)" })
+        } catch {
+            throw ValidationError("--\(Settings.targets.flag): \(error)")
+        }
+    }
+
+    /// `nil` (connectivity `disabled`) without a URL; a response without one is refused, since
+    /// nothing would ever compare it.
+    private func connectivitySpec() throws -> ConnectivitySpec? {
+        let url = try Settings.connectivityURL.resolve(connectivityURL)
+        let response = try Settings.connectivityResponse.resolve(connectivityResponse)
+        guard !url.isEmpty else {
+            guard response.isEmpty else {
+                let source = Settings.connectivityResponse.source(flagGiven: connectivityResponse != nil)
+                throw ValidationError(
+                    "\(source) needs --connectivity-url (env: REACHD_CONNECTIVITY_URL): without a check nothing compares it"
+                )
+            }
+            return nil
+        }
+        do {
+            return try ConnectivitySpec.parse(url: url, response: response)
+        } catch {
+            // Both were validated on their own; this names the pair should that ever change.
+            throw ValidationError("--connectivity-url, --connectivity-response: \(error)")
+        }
     }
 
     /// The monitor's settings, likewise.

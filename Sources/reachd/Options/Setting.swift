@@ -12,9 +12,13 @@ import FoundationEssentials
 ///
 /// A list is a `Setting<[T]>` whose `parse` splits the text (`--metered-interfaces` on commas).
 /// A repeatable option such as `--target NAME=URL` (env `REACHD_TARGETS`, space-separated) fits
-/// the same shape: an `Option` initializer for `Setting<[T]>` that parses each occurrence with
-/// `parse`, and `resolve(flags.isEmpty ? nil : flags)`, so that without the flag the variable
-/// and the default apply as for every other option.
+/// the same shape: `@Option(Settings.targets) var targets: [TargetSpec] = []` parses each
+/// occurrence on its own (`flagParse`: one element, spaces and all, where the variable's `parse`
+/// splits), and `resolve(flags.isEmpty ? nil : flags)`, so that without the flag the variable and
+/// the default apply as for every other option.
+///
+/// `parse` either gives a value or says why not: most settings refuse with their fixed `invalid`
+/// text; one whose values each need their own message (a `--target` spec, say) throws it.
 struct Setting<Value: Sendable>: Sendable {
     /// The long flag without its dashes, such as `max-connections`.
     let flag: String
@@ -28,8 +32,10 @@ struct Setting<Value: Sendable>: Sendable {
     let defaultText: String?
     /// Why a text was refused, after the flag or variable: "must be 1...64".
     let invalid: String
-    /// Text to a valid value, or `nil`: type and range in one place.
-    let parse: @Sendable (String) -> Value?
+    /// Text to a valid value, or why it is not one: type and range in one place.
+    let parse: @Sendable (String) throws(InvalidValue) -> Value
+    /// A flag's text to a value, when it is not read as the variable's is (`parse`).
+    let flagParse: (@Sendable (String) throws(InvalidValue) -> Value)?
 
     /// - Parameters:
     ///   - flag: The long flag without dashes; the variable is derived from it unless given.
@@ -49,6 +55,35 @@ struct Setting<Value: Sendable>: Sendable {
         parse: @escaping @Sendable (String) -> Value?,
         show: (Value) -> String = { "\($0)" }
     ) {
+        self.init(
+            flag, environment: environment, summary, default: defaultValue, defaultText: defaultText,
+            invalid: invalid,
+            reasoning: { text throws(InvalidValue) in
+                guard let value = parse(text) else { throw InvalidValue(description: invalid) }
+                return value
+            },
+            show: show
+        )
+    }
+
+    /// A setting whose refusals each say what is wrong with that text (a `--target` spec that is
+    /// malformed in one of a dozen ways); `invalid` is then only the general rule.
+    ///
+    /// - Parameters:
+    ///   - reasoning: Text to a value, or the reason shown after the flag or variable.
+    ///   - eachFlag: A flag's text to a value, when it differs from `reasoning` (a repeatable
+    ///     option's occurrence is one element; its variable holds a list).
+    init(
+        _ flag: String,
+        environment: String? = nil,
+        _ summary: String,
+        default defaultValue: Value,
+        defaultText: String? = nil,
+        invalid: String,
+        reasoning parse: @escaping @Sendable (String) throws(InvalidValue) -> Value,
+        eachFlag flagParse: (@Sendable (String) throws(InvalidValue) -> Value)? = nil,
+        show: (Value) -> String = { "\($0)" }
+    ) {
         self.flag = flag
         self.environment = environment ?? "REACHD_" + flag.uppercased().replacing("-", with: "_")
         self.summary = summary
@@ -57,6 +92,7 @@ struct Setting<Value: Sendable>: Sendable {
         self.defaultText = shown.isEmpty ? nil : shown
         self.invalid = invalid
         self.parse = parse
+        self.flagParse = flagParse
     }
 
     /// The summary with the variable and default appended, as `reachd --help` shows it.
@@ -69,11 +105,24 @@ struct Setting<Value: Sendable>: Sendable {
     /// depends on the use (`--host` serves on all addresses but asks loopback).
     func value(_ flag: Value?) throws -> Value? {
         if let flag { return flag }
-        guard let text = ProcessInfo.processInfo.environment[environment], !text.isEmpty else { return nil }
-        guard let value = parse(text) else {
-            throw ValidationError("\(environment)=\(text) is invalid for --\(self.flag): \(invalid)")
+        guard let text = environmentText else { return nil }
+        do {
+            return try parse(text)
+        } catch {
+            throw ValidationError("\(environment)=\(text) is invalid for --\(self.flag): \(error)")
         }
-        return value
+    }
+
+    /// The variable's text, `nil` when unset or empty.
+    var environmentText: String? {
+        guard let text = ProcessInfo.processInfo.environment[environment], !text.isEmpty else { return nil }
+        return text
+    }
+
+    /// Where a value came from, for a message about it: `--flag` when the flag was given, else the
+    /// variable.
+    func source(flagGiven: Bool) -> String {
+        flagGiven || environmentText == nil ? "--\(flag)" : "\(environment) (--\(flag))"
     }
 
     /// The flag's value if given, else the environment's, else the default.
@@ -83,8 +132,7 @@ struct Setting<Value: Sendable>: Sendable {
 
     /// The flag's text to a value, for ArgumentParser: it reports the error with the flag.
     func parseFlag(_ text: String) throws -> Value {
-        guard let value = parse(text) else { throw InvalidValue(description: invalid) }
-        return value
+        try (flagParse ?? parse)(text)
     }
 }
 
@@ -99,5 +147,21 @@ extension Option {
     /// `nil` when the flag is absent, so `Setting.resolve` can fall back.
     init<T>(_ setting: Setting<T>) where Value == T? {
         self.init(name: .customLong(setting.flag), help: setting.help, transform: { try setting.parseFlag($0) })
+    }
+
+    /// `@Option(Settings.targets) var targets: [TargetSpec] = []` — a repeatable option: each
+    /// occurrence is one element, parsed by the list setting's `parseFlag`; empty when absent, so
+    /// `setting.resolve(flags.isEmpty ? nil : flags)` falls back to the variable and the default.
+    init<T>(wrappedValue: [T], _ setting: Setting<[T]>) where Value == [T] {
+        self.init(
+            wrappedValue: wrappedValue, name: .customLong(setting.flag), help: setting.help,
+            transform: { text in
+                let elements = try setting.parseFlag(text)
+                guard elements.count == 1, let element = elements.first else {
+                    throw InvalidValue(description: "give one value per --\(setting.flag)")
+                }
+                return element
+            }
+        )
     }
 }

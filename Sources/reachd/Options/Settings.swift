@@ -1,4 +1,5 @@
 import Logging
+import Probes
 import Reachable
 import ReachableServer
 
@@ -26,8 +27,19 @@ enum Settings {
         default: ServerConfiguration().heartbeat, in: 0.05..., unit: " s"
     )
 
-    static let readyWhen = Setting<ServerConfiguration.ReadinessPolicy>(
-        "ready-when", "When /readyz passes", default: ServerConfiguration().readiness
+    /// Whether each `target:NAME` names a target and `online` has a URL is checked against the
+    /// probes' settings (`ServeOptions.serverConfiguration(probes:)`): only they know.
+    static let readyWhen = Setting<[ReadinessCondition]>(
+        "ready-when",
+        "Comma-separated conditions that must all hold for /readyz to pass: reachable (the route-based state), always, online (connectivity full), target:NAME (that target reachable)",
+        default: ServerConfiguration().readiness, invalid: "must be \(ReadinessCondition.syntax)",
+        reasoning: { text throws(InvalidValue) in
+            switch ReadinessCondition.parseList(text) {
+            case .success(let conditions): return conditions
+            case .failure(let refused): throw InvalidValue(description: refused.description)
+            }
+        },
+        show: \.commaSeparated
     )
 
     static let maxConnections = Setting<Int>(
@@ -80,6 +92,84 @@ enum Settings {
         default: MonitorConfiguration().ipv6Destination, invalid: "not an IP address", parse: ipAddress
     )
 
+    // MARK: Targets: per-host reachability (off unless given; nothing is sent anywhere by default)
+
+    /// Each flag is one spec; the variable holds them all, separated by whitespace. Names
+    /// used twice across several flags are refused when the configuration is built
+    /// (`ServeOptions.probeConfiguration()`).
+    static let targets = Setting<[TargetSpec]>(
+        "target", environment: "REACHD_TARGETS",
+        "A host whose reachability is probed and reported, as NAME=URL with URL host://HOST, tcp://HOST:PORT, http://HOST[:PORT]/PATH or https://HOST[:PORT]/PATH; repeatable; the variable takes the specs separated by spaces",
+        default: ProbeConfiguration().targets, invalid: "must be NAME=URL",
+        reasoning: { text throws(InvalidValue) in
+            do {
+                return try TargetSpec.parseList(TargetSpec.splitEnvironment(text))
+            } catch {
+                throw InvalidValue(description: "\(error)")
+            }
+        },
+        // A flag is one spec, never split: `--target "bad name=…"` is refused for its name.
+        eachFlag: { text throws(InvalidValue) in
+            do {
+                return [try TargetSpec.parse(text)]
+            } catch {
+                throw InvalidValue(description: "\(error)")
+            }
+        },
+        show: { $0.map { "\($0.name)=\($0.url)" }.joined(separator: " ") }
+    )
+
+    static let targetInterval = Setting<Double>(
+        "target-interval", "Seconds between probes of a target while nothing changes",
+        default: seconds(ProbeConfiguration().targetInterval), in: 0.1...86_400, unit: " s"
+    )
+
+    static let targetTimeout = Setting<Double>(
+        "target-timeout", "Seconds a probe may take, name resolution included",
+        default: seconds(ProbeConfiguration().targetTimeout), in: 0.1...600, unit: " s"
+    )
+
+    static let targetFailures = Setting<Int>(
+        "target-failures", "Consecutive failed probes before a reachable target turns unreachable",
+        default: ProbeConfiguration().targetFailures, in: 1...1000
+    )
+
+    // MARK: Connectivity: is this the internet or a captive portal? (off unless given)
+
+    /// Empty means none. The response is checked together with it (`ConnectivitySpec.parse`).
+    static let connectivityURL = Setting<String>(
+        "connectivity-url",
+        "http:// or https:// URL of the internet check, as NetworkManager's: a 204, or a 2xx starting with the expected response, is full",
+        default: "", defaultText: "none", invalid: "must be an http:// or https:// URL",
+        reasoning: { text throws(InvalidValue) in
+            guard !text.isEmpty else { return text }
+            do {
+                _ = try ConnectivitySpec.parse(url: text)
+                return text
+            } catch {
+                throw InvalidValue(description: "\(error)")
+            }
+        }
+    )
+
+    static let connectivityResponse = Setting<String>(
+        "connectivity-response",
+        "Expected start of the check's 2xx body (at most \(ProbeLimits.maximumExpectedBody) bytes); without it only 204 is full",
+        default: "", invalid: "must be at most \(ProbeLimits.maximumExpectedBody) bytes",
+        parse: { $0.utf8.count <= ProbeLimits.maximumExpectedBody ? $0 : nil }
+    )
+
+    static let connectivityInterval = Setting<Double>(
+        "connectivity-interval",
+        "Seconds between checks while connectivity is full; otherwise from 1 s, doubling up to this",
+        default: seconds(ProbeConfiguration().connectivityInterval), in: 0.1...86_400, unit: " s"
+    )
+
+    static let connectivityTimeout = Setting<Double>(
+        "connectivity-timeout", "Seconds a connectivity check may take",
+        default: seconds(ProbeConfiguration().connectivityTimeout), in: 0.1...600, unit: " s"
+    )
+
     // MARK: Logging
 
     static let logLevel = Setting<Logger.Level>(
@@ -87,6 +177,12 @@ enum Settings {
     )
 
     static let logFormat = Setting<LogFormat>("log-format", "Log format", default: .text)
+
+    /// `Duration` to the seconds an option takes.
+    static func seconds(_ duration: Duration) -> Double {
+        let (whole, attoseconds) = duration.components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
 
     @Sendable private static func ipAddress(_ text: String) -> String? {
         IPAddressText.parse(text) == nil ? nil : text
