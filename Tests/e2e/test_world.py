@@ -151,6 +151,7 @@ def test_curl_in_the_client_sees_each_behaviour(world):
         f"https://secure.test:{selfsigned.port}/": (60, "000"),
         f"https://secure.test:{trusted.port}/ok": (60, "000"),  # not in the system's CAs
         f"http://many.test:{web.port}/ok": (0, "200"),
+        f"https://db.test:{web.port}/ok": (35, "000"),  # TLS to a plain server: a TLS error
     }
     procs = {url: subprocess.Popen(
         ["ip", "netns", "exec", world.client.name, "curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",

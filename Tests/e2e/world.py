@@ -101,7 +101,7 @@ class Answer:
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-REASONS = {200: "OK", 204: "No Content", 301: "Moved Permanently", 302: "Found", 307: "Temporary Redirect",
+REASONS = {400: "Bad Request", 200: "OK", 204: "No Content", 301: "Moved Permanently", 302: "Found", 307: "Temporary Redirect",
            404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}
 
 
@@ -284,6 +284,10 @@ class Server:
                 if not data:
                     return  # a tcp:// probe: handshake, then close
                 head += data
+                if self.tls is None and head.startswith(b"\x16\x03"):
+                    # A TLS ClientHello to a plain server: answer 400 at once, as real servers do.
+                    conn.sendall(Answer(400, b"plain HTTP server\n").head() + b"plain HTTP server\n")
+                    return
                 if len(head) > 65536:
                     return
             request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
