@@ -151,6 +151,15 @@ def test_full_over_verified_https(world, reachd_in):
     run_table(world, reachd_in, table, trust_test_ca=True)
 
 
+def test_none_when_started_without_a_route(world, reachd_in):
+    """Never resolved and the route-based state is unreachable: `none`, not limited/dns."""
+    world.link_down()
+    server = reachd_in(world, *url_args("http://db.test/generate_204"))
+    connectivity = wait_connectivity(server, checked, timeout=5)
+    check_connectivity_object(connectivity)
+    assert connectivity["state"] == "none", connectivity
+
+
 def test_unknown_until_the_first_check(world, reachd_in):
     web = world.server()
     web.route("/slow", Delayed(2.0, NO_CONTENT))
@@ -201,6 +210,10 @@ def test_portal_cleared_is_found_by_backoff(world, reachd_in):
     full = wait_connectivity(server, lambda c: c["state"] == "full", timeout=10)
     print(f"portal → full found after {time.monotonic() - t0:.2f}s")
     assert full["since"] > portal["since"]
+    # Full now: the next check is --connectivity-interval (300 s) away, no more backing off.
+    hits = web.hit_count("/check")
+    time.sleep(2.5)
+    assert web.hit_count("/check") == hits, "still re-checking every second or two while full"
 
 
 def test_full_to_limited_without_network_change(world, reachd_in):

@@ -119,10 +119,18 @@ def test_ready_when_several_conditions(world, reachd_in):
     web.route("/check", NO_CONTENT)
     wait_ready_code(server, 200, timeout=8)
 
-    world.link_down()  # everything fails at once
-    body = wait_ready_code(server, 503, timeout=5).json()
-    for key in ("target:db", "target:api", "network:connectivity"):
-        check_entry(body, key, "fail")
+    world.link_down()  # everything fails (the route state may be published a moment before the probes')
+    t0 = time.monotonic()
+    wait_ready_code(server, 503, timeout=5)
+    keys = ("target:db", "target:api", "network:connectivity")
+    deadline = time.monotonic() + 5
+    while True:
+        body = readyz(server).json()
+        if all(body["checks"].get(key, [{}])[0].get("status") == "fail" for key in keys):
+            break
+        assert time.monotonic() < deadline, f"not every check failed after link down: {body['checks']}"
+        time.sleep(0.02)
+    assert time.monotonic() - t0 < 5
     world.link_up()
     wait_ready_code(server, 200, timeout=15)
 

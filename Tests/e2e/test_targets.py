@@ -96,6 +96,9 @@ def test_every_url_form_state_and_reason(world, reachd_in):
         "tcp-dropped": ("tcp://silent.test:5432", "unreachable", "timeout", link),
         "tcp-nx": ("tcp://nx.test:5432", "unreachable", "dns", None),
         "tcp-noroute": ("tcp://noroute.test:5432", "unreachable", "no-route", None),
+        "tcp-mixed": (f"tcp://mixed.test:{p}", "reachable", None, link),  # one address routable
+        "tcp-dual": (f"tcp://dual.test:{p}", "reachable", None, link),  # IPv6 has no route, IPv4 has
+        "host-ipv6-noroute": ("host://[2001:db8::1]", "unreachable", "no-route", None),
         # http(s)://: and a GET answering 200–399, redirects not followed.
         "http-ok": (f"http://db.test:{p}/ok", "reachable", None, link),
         "http-literal": (f"http://{world.db_ip}:{p}/ok", "reachable", None, link),
@@ -130,6 +133,14 @@ def test_every_url_form_state_and_reason(world, reachd_in):
     assert target_of(doc, "tcp-literal")["addresses"] == [world.db_ip]
     assert target_of(doc, "host-noroute")["addresses"] == [world.noroute_ip]
     assert target_of(doc, "host-nx")["addresses"] == []
+    assert target_of(doc, "tcp-mixed")["addresses"] == [world.noroute_ip, world.svc(100)]
+    assert target_of(doc, "tcp-dual")["addresses"] == [world.db_ip, world.dual_ipv6], "IPv4 first, then IPv6"
+    assert target_of(doc, "host-ipv6-noroute")["addresses"] == ["2001:db8::1"]
+    # A GET, to the URL's host (the address is pinned, the name is kept for the Host header).
+    methods = {(method, path) for method, path, _ in web.requests}
+    assert all(method == "GET" for method, _ in methods), methods
+    hosts = {headers.get("host") for method, path, headers in web.requests if path == "/ok"}
+    assert f"db.test:{p}" in hosts and f"{world.db_ip}:{p}" in hosts, hosts
     # The redirect was not followed (its location is in the dropped range: it would time out).
     assert web.hit_count("/redirect") >= 1
     # The route-based state is untouched by targets.
@@ -185,7 +196,9 @@ def test_unknown_until_the_first_result(world, reachd_in):
 def test_dns_server_that_never_answers(world, reachd_in):
     """A resolver that never answers ends within the probe timeout (name resolution included)."""
     world.set_nameservers(world.dns_silent_ip)
-    server = reachd_in(world, *target_args({"db": "tcp://db.test:5432", "web": "http://db.test/"}),
+    web = world.server()
+    server = reachd_in(world, *target_args({"db": "tcp://db.test:5432", "web": "http://db.test/",
+                                            "literal": f"tcp://{world.db_ip}:{web.port}"}),
                        "--target-timeout", "2")
     started = time.monotonic()
     doc = wait_status(server, all_settled(["db", "web"]), timeout=8)
@@ -196,6 +209,8 @@ def test_dns_server_that_never_answers(world, reachd_in):
         # resolution: either reason describes a resolver that never answers.
         assert target["state"] == "unreachable" and target["reason"] in ("dns", "timeout"), target
     assert elapsed < 6, f"took {elapsed:.1f}s with --target-timeout 2"
+    # A literal needs no DNS.
+    assert target_of(status(server), "literal")["state"] == "reachable"
     # /status never waited for the resolver.
     t0 = time.monotonic()
     status(server)
@@ -203,6 +218,38 @@ def test_dns_server_that_never_answers(world, reachd_in):
 
 
 # --------------------------------------------------------------------------- changes without a network change
+
+
+def test_fifty_addresses_end_within_the_timeout(world, reachd_in):
+    """A name with 50 addresses, all silent: one probe, one timeout — not 50 of them."""
+    server = reachd_in(world, *target_args({"fifty-tcp": "tcp://fifty.test:5432", "fifty-host": "host://fifty.test"}),
+                       "--target-timeout", "2")
+    started = time.monotonic()
+    doc = wait_status(server, all_settled(["fifty-tcp", "fifty-host"]), timeout=8)
+    elapsed = time.monotonic() - started
+    tcp, host = target_of(doc, "fifty-tcp"), target_of(doc, "fifty-host")
+    assert is_state("unreachable", "timeout")(tcp), tcp
+    assert elapsed < 6, f"{elapsed:.1f}s with --target-timeout 2"
+    assert tcp["addresses"] == sorted(world.fifty_ips, key=ip_sort_key), tcp["addresses"]
+    assert is_state("reachable")(host) and len(host["addresses"]) == 50, host
+
+
+def test_unrelated_netlink_change_reprobes_at_once(world, reachd_in):
+    """Every batch of netlink notifications re-runs the targets, even one that leaves the
+    document unchanged: the server came back, an unrelated route appears, the target follows
+    at once (the interval is 30 s)."""
+    web = world.server()
+    web.stop()
+    server = reachd_in(world, *target_args({"db": f"tcp://db.test:{web.port}"}), "--target-interval", "30")
+    wait_target(server, "db", is_state("unreachable", "refused"), timeout=5)
+    web.start()
+    time.sleep(1.0)
+    before = status(server)
+    assert is_state("unreachable", "refused")(target_of(before, "db")), "probed before the interval"
+    world.client.ip("route", "add", f"{world.svc(120)}/32", "via", world.gateway_ip)
+    t0 = time.monotonic()
+    wait_target(server, "db", is_state("reachable"), timeout=5)
+    print(f"unrelated route → target re-probed in {time.monotonic() - t0:.2f}s")
 
 
 def test_server_stops_and_comes_back(world, reachd_in):
@@ -295,6 +342,9 @@ def test_steady_probing_publishes_no_events(world, reachd_in):
             new = False
         assert not new and not client.reader.events, \
             f"steady probing published: {[e.id for e in client.reader.all_events[1:]]}"
+        # ...and it is probing at the interval, not in a loop.
+        times = web.wait_hits("/ok", 0, timeout=0)
+        assert times[-1] - times[-3] >= 1.0, f"/ok probed 3 times in {times[-1] - times[-3]:.2f}s at a 1 s interval"
         assert local.connections >= 3
         doc = status(server)
         assert doc["sequence"] == first.doc["sequence"]
@@ -328,7 +378,8 @@ def test_link_down_every_target_no_route_at_once(world, reachd_in):
         event = client.wait_for(lambda d: all(is_state("unreachable", "no-route")(target_of(d, n)) for n in remote),
                                 timeout=10)
         elapsed = time.monotonic() - t0
-        print(f"link down → every target no-route in {elapsed * 1000:.0f} ms")
+        print(f"link down → every target no-route in {elapsed * 1000:.0f} ms, "
+              f"{len(client.reader.all_events) - 1} event(s)")
         assert elapsed < 5, f"{elapsed:.1f}s: not at once"
         assert event.doc["state"] == "unreachable"
         for name in remote:
@@ -422,7 +473,7 @@ def test_local_target_is_reachable_through_lo(world, reachd_in):
     local = world.local_server()
     local.route("/health", OK)
     targets = {"app": f"tcp://127.0.0.1:{local.port}", "app-http": f"http://127.0.0.1:{local.port}/health",
-               "client-address": f"host://{world.client_ip}"}
+               "client-address": f"host://{world.client_ip}", "ipv6-loopback": "host://[::1]"}
     server = reachd_in(world, *target_args(targets))
     doc = wait_status(server, all_settled(targets), timeout=5)
     for name in ("app", "app-http"):
@@ -431,6 +482,27 @@ def test_local_target_is_reachable_through_lo(world, reachd_in):
         assert target["addresses"] == ["127.0.0.1"], target
     own = target_of(doc, "client-address")  # an address of this host: a `local` route via lo
     assert own["state"] == "reachable" and own["interface"] == "lo", own
+    v6 = target_of(doc, "ipv6-loopback")
+    assert v6["state"] == "reachable" and v6["interface"] == "lo" and v6["addresses"] == ["::1"], v6
+
+
+def test_started_without_a_route(world, reachd_in):
+    """Started with the link down: literals are `no-route` at once; nothing is left `unknown`."""
+    web = world.server()
+    world.link_down()
+    targets = {"literal": f"tcp://{world.db_ip}:{web.port}", "name": f"tcp://db.test:{web.port}",
+               "local": f"host://127.0.0.1"}
+    server = reachd_in(world, *target_args(targets), "--target-interval", "30", "--target-timeout", "2")
+    doc = wait_status(server, all_settled(targets), timeout=5)
+    assert doc["state"] == "unreachable"
+    assert is_state("unreachable", "no-route")(target_of(doc, "literal")), target_of(doc, "literal")
+    # Never resolved, and the resolver itself has no route: the name cannot resolve. DESIGN.md
+    # fixes the reason only for connectivity (`none`); `dns` or `no-route` both say it.
+    name = target_of(doc, "name")
+    assert name["state"] == "unreachable" and name["reason"] in ("dns", "no-route"), name
+    assert target_of(doc, "local")["state"] == "reachable"
+    world.link_up()
+    wait_status(server, lambda d: all(target_of(d, n)["state"] == "reachable" for n in targets), timeout=10)
 
 
 # --------------------------------------------------------------------------- scale

@@ -24,6 +24,9 @@ without IPv6 answers AAAA with NOERROR/no data, as a real server does):
     many.test      → 198.19.O.{100,21,9,3} (configured unsorted on purpose)
     silent.test    → 198.19.O.130          (inside the dropped range)
     noroute.test   → 198.19.O.99           (the client has an `unreachable` route to it)
+    mixed.test     → 198.19.O.99 and .100  (the first has no route, the second has)
+    dual.test      → 198.19.O.10 and 2001:db8::10 (the client has no IPv6 route)
+    fifty.test     → 50 addresses in the dropped range (198.19.O.188–237)
     secure.test    → 198.19.O.10           (the name the trusted TLS certificate carries)
     nx.test        → NXDOMAIN
     moved.test     → NXDOMAIN              (second dnsmasq: 198.19.O.12)
@@ -43,7 +46,8 @@ API (import the fixtures into a test module: `from world import world, reachd_in
            local_server() → Server on the client's 127.0.0.1, closed_port(),
            link_down(), link_up(), del_default_route(), add_default_route(), wait_carrier()
     Server: route(path, behaviour), default, once(path, *behaviours), stop(), start(),
-            hit_count(path), wait_hits(path, n, timeout), connections, wait_connections(n, timeout)
+            hit_count(path), wait_hits(path, n, timeout), requests [(method, path, headers)],
+            connections, wait_connections(n, timeout)
     behaviours: Answer(status, body, headers), OK, NO_CONTENT, UNAVAILABLE, NOT_FOUND,
             PORTAL_LOGIN, redirect(location, status), Delayed(s, answer), Trickle(), Big(),
             HANG, CLOSE, GARBAGE
@@ -177,6 +181,7 @@ class Server:
         self.routes: dict[str, object] = {}
         self._once: dict[str, deque] = defaultdict(deque)
         self.hits: dict[str, list[float]] = defaultdict(list)
+        self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, headers) in order
         self.connections = 0
         self._cond = threading.Condition()
         self._listener: socket.socket | None = None
@@ -290,12 +295,17 @@ class Server:
                     return
                 if len(head) > 65536:
                     return
-            request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
-            parts = request_line.split(" ")
+            lines = head.split(b"\r\n\r\n", 1)[0].decode("latin-1").split("\r\n")
+            parts = lines[0].split(" ")
             path = parts[1].split("?", 1)[0] if len(parts) >= 2 else "/"
+            headers = {}
+            for line in lines[1:]:
+                key, _, value = line.partition(":")
+                headers[key.strip().lower()] = value.strip()
             with self._cond:
                 behaviour = self._once[path].popleft() if self._once[path] else self.routes.get(path, self.default)
                 self.hits[path].append(time.monotonic())
+                self.requests.append((parts[0], path, headers))
                 self._cond.notify_all()
             self._act(conn, behaviour, stopping)
         except (OSError, ssl.SSLError, ValueError):
@@ -539,6 +549,8 @@ class World:
         self.dns2_ip = self.svc(53)
         self.dns_silent_ip = self.svc(54)
         self.silent_ip = self.dropped(2)
+        self.dual_ipv6 = "2001:db8::10"  # documentation range; no route anywhere: never sent
+        self.fifty_ips = [self.dropped(i) for i in range(60, 110)]
         self.log_dir = Path(tempfile.mkdtemp(prefix=f"e2e-{os.getpid()}-world-"))
 
         c, g = self.client, self.gateway
@@ -566,6 +578,13 @@ class World:
             f"--host-record=db.test,{self.db_ip}",
             f"--host-record=secure.test,{self.db_ip}",
             *[f"--host-record=many.test,{a}" for a in self.many_ips],
+            # The first address (sorted) has no route, the second has: probe the routable one.
+            f"--host-record=mixed.test,{self.noroute_ip}",
+            f"--host-record=mixed.test,{self.svc(100)}",
+            # IPv4 and IPv6 (the client has no IPv6 route): IPv4 is probed.
+            f"--host-record=dual.test,{self.db_ip},{self.dual_ipv6}",
+            # 50 addresses, all dropped: more than a 512-byte UDP answer holds.
+            *[f"--host-record=fifty.test,{a}" for a in self.fifty_ips],
             f"--host-record=silent.test,{self.silent_ip}",
             f"--host-record=noroute.test,{self.noroute_ip}",
             "--address=/nx.test/",
