@@ -555,6 +555,10 @@ class World:
 
         c, g = self.client, self.gateway
         c.ip("link", "add", self.link, "type", "veth", "peer", "name", self.gateway_link, "netns", g.name)
+        # No IPv6 link-local addresses: their DAD would finish a second after start-up and send
+        # netlink notifications in the middle of a test (every batch re-runs the probes).
+        c.ip("link", "set", self.link, "addrgenmode", "none")
+        g.ip("link", "set", self.gateway_link, "addrgenmode", "none")
         c.ip("addr", "add", f"{self.client_ip}/24", "dev", self.link)
         g.ip("addr", "add", f"{self.gateway_ip}/24", "dev", self.gateway_link)
         batch = "".join(f"addr add {self.svc(h)}/32 dev lo\n"
@@ -738,9 +742,17 @@ def start_reachd_in(world: World, *args: str, env: dict | None = None, trust_tes
     try:
         server.wait_ready()
     except BaseException:
-        server.terminate(signal.SIGKILL)
+        _discard(server)
         raise
     return server
+
+
+def _discard(server: Reachd) -> None:
+    server.terminate(signal.SIGKILL)
+    try:
+        server.log_path.unlink()
+    except OSError:
+        pass
 
 
 def start_many_in(world: World, *arg_lists: list[str], trust_test_ca: bool = False) -> list[WorldReachd]:
@@ -753,7 +765,7 @@ def start_many_in(world: World, *arg_lists: list[str], trust_test_ca: bool = Fal
             server.wait_ready()
     except BaseException:
         for server in servers:
-            server.terminate(signal.SIGKILL)
+            _discard(server)
         raise
     return servers
 
