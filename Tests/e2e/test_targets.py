@@ -47,6 +47,14 @@ def all_settled(names):
     return predicate
 
 
+def rss_kib(server) -> int:
+    with open(f"/proc/{server.process.pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
 def mismatches(doc: dict, expected: dict[str, tuple]) -> list[str]:
     """Compare each target with (state, reason[, interface]); every difference, not just the first."""
     problems = []
@@ -74,7 +82,7 @@ def test_every_url_form_state_and_reason(world, reachd_in):
     web.route("/down", UNAVAILABLE)
     web.route("/hang", HANG)
     web.route("/trickle", Trickle(every=1.0))
-    web.route("/big", Big())
+    web.route("/big", Big(64 * 1024 * 1024))
     web.route("/garbage", GARBAGE)
     web.route("/empty", CLOSE)
     selfsigned = world.server(tls="self-signed")
@@ -118,8 +126,12 @@ def test_every_url_form_state_and_reason(world, reachd_in):
     args = target_args({name: row[0] for name, row in table.items()})
     started = time.monotonic()
     server = reachd_in(world, *args, "--target-timeout", "2")
+    rss_before = rss_kib(server)
     doc = wait_status(server, all_settled(table), timeout=10, what="every target settled")
     print(f"{len(table)} targets settled in {time.monotonic() - started:.2f}s")
+    # The 64 MiB body was not kept (bounded memory).
+    growth = rss_kib(server) - rss_before
+    assert growth < 16 * 1024, f"RSS grew {growth} KiB while probing"
 
     assert [t["name"] for t in doc["targets"]] == list(table), "targets not in configuration order"
     for name, row in table.items():
@@ -395,6 +407,25 @@ def test_link_down_every_target_no_route_at_once(world, reachd_in):
         assert time.monotonic() - t0 < 15
         assert target_of(back.doc, "tcp")["interface"] == world.link
     wait_target(server, "failing", is_state("unreachable", "refused"), timeout=10)
+
+
+def test_route_lost_while_probes_are_in_flight(world, reachd_in):
+    """Probes still waiting on silent addresses (3 s timeout) when the default route goes: the
+    route decides at once — neither the status nor the targets wait for those probes."""
+    targets = {f"s{i}": f"tcp://{world.dropped(i)}:80" for i in range(20)}
+    targets["named"] = "tcp://silent.test:80"
+    server = reachd_in(world, *target_args(targets), "--target-timeout", "3", "--target-interval", "30")
+    doc = status(server)
+    in_flight = [t["name"] for t in doc["targets"] if t["state"] == "unknown"]
+    t0 = time.monotonic()
+    world.del_default_route()
+    wait_status(server, lambda d: d["state"] == "unreachable", timeout=2)
+    doc = wait_status(server, lambda d: all(is_state("unreachable", "no-route")(target_of(d, n)) for n in targets),
+                      timeout=10)
+    elapsed = time.monotonic() - t0
+    print(f"{len(in_flight)} probes in flight; route lost → no-route in {elapsed * 1000:.0f} ms")
+    assert in_flight, "the probes were over before the route went: the test proves nothing"
+    assert elapsed < 2, f"{elapsed:.2f}s: the route waited for the probes in flight (timeout 3 s)"
 
 
 def test_default_route_deleted_no_route_at_once(world, reachd_in):
