@@ -500,6 +500,29 @@ def test_addresses_sorted_interface_and_since(world, reachd_in):
     assert svc["since"] > since, svc
 
 
+def test_interface_follows_the_kernels_choice(world, reachd_in):
+    """A more specific route through a second link: `interface` changes (one event), `state` and
+    `since` do not; the route removed, back to the first link."""
+    web = world.server()
+    link2 = world.add_second_link()
+    server = reachd_in(world, *target_args({"db": f"tcp://db.test:{web.port}", "other": f"host://{world.svc(20)}"}),
+                       "--target-interval", "30")
+    doc = wait_status(server, all_settled(["db", "other"]), timeout=5)
+    db = target_of(doc, "db")
+    assert db["state"] == "reachable" and db["interface"] == world.link, db
+    with SSEClient(server.port, ns=server.netns) as client:
+        first = client.next_event(timeout=2)
+        world.client.ip("route", "add", f"{world.db_ip}/32", "via", world.gateway_ip2, "dev", link2)
+        moved = client.wait_for(lambda d: target_of(d, "db")["interface"] == link2, timeout=5)
+        target = target_of(moved.doc, "db")
+        assert target["state"] == "reachable" and target["since"] == db["since"], target
+        assert target_of(moved.doc, "other")["interface"] == world.link, "only the rerouted address moved"
+        assert int(moved.id) > int(first.id)
+        world.client.ip("route", "del", f"{world.db_ip}/32")
+        back = client.wait_for(lambda d: target_of(d, "db")["interface"] == world.link, timeout=5)
+        assert target_of(back.doc, "db")["since"] == db["since"]
+
+
 def test_local_target_is_reachable_through_lo(world, reachd_in):
     local = world.local_server()
     local.route("/health", OK)

@@ -44,7 +44,8 @@ API (import the fixtures into a test module: `from world import world, reachd_in
            svc(n), dropped(i), resolv_path, set_nameservers(*ips, options=),
            server(port=0, default=OK, tls=None|"trusted"|"self-signed") → Server,
            local_server() → Server on the client's 127.0.0.1, closed_port(),
-           link_down(), link_up(), del_default_route(), add_default_route(), wait_carrier()
+           link_down(), link_up(), del_default_route(), add_default_route(), wait_carrier(),
+           add_second_link() → link2 (client 198.19.O.249/30 ↔ gateway .250)
     Server: route(path, behaviour), default, once(path, *behaviours), stop(), start(),
             hit_count(path), wait_hits(path, n, timeout), requests [(method, path, headers)],
             connections, wait_connections(n, timeout)
@@ -529,8 +530,8 @@ class World:
         return f"198.19.{self.octet}.{host}"
 
     def dropped(self, index: int) -> str:
-        """An address in the range the gateway silently drops (0–125)."""
-        assert 0 <= index <= 125
+        """An address in the range the gateway silently drops (0–119)."""
+        assert 0 <= index <= 119
         return f"198.19.{self.octet}.{128 + index}"
 
     def _build(self) -> None:
@@ -656,6 +657,27 @@ class World:
             sock.close()
 
     # -- network changes
+
+    def add_second_link(self) -> str:
+        """A second veth between client and gateway (client 198.19.O.249/30, gateway .250),
+        carrier up, no route through it yet; returns the client's end."""
+        c, g = self.client, self.gateway
+        self.link2 = f"e2e{self.client.number}d"
+        self.gateway_link2 = f"e2e{self.client.number}h"
+        self.client_ip2, self.gateway_ip2 = f"198.19.{self.octet}.249", f"198.19.{self.octet}.250"
+        c.ip("link", "add", self.link2, "type", "veth", "peer", "name", self.gateway_link2, "netns", g.name)
+        c.ip("link", "set", self.link2, "addrgenmode", "none")
+        g.ip("link", "set", self.gateway_link2, "addrgenmode", "none")
+        c.ip("addr", "add", f"{self.client_ip2}/30", "dev", self.link2)
+        g.ip("addr", "add", f"{self.gateway_ip2}/30", "dev", self.gateway_link2)
+        g.ip("link", "set", self.gateway_link2, "up")
+        c.ip("link", "set", self.link2, "up")
+        deadline = time.monotonic() + 10
+        while "LOWER_UP" not in c.ip("-br", "link", "show", "dev", self.link2).stdout:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self.link2} has no carrier")
+            time.sleep(0.02)
+        return self.link2
 
     def add_default_route(self) -> None:
         self.client.ip("route", "replace", "default", "via", self.gateway_ip, "dev", self.link)
