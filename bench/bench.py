@@ -442,7 +442,7 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_response(204); self.end_headers()
     def log_message(self, *a): pass
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True; allow_reuse_address = True
+    daemon_threads = True; allow_reuse_address = True; request_queue_size = 1024
 S((sys.argv[1], 8080), H).serve_forever()
 """
 
