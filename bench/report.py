@@ -229,6 +229,26 @@ def _routes_detail(r: dict) -> str:
     return "\n".join(out)
 
 
+def _targets_detail(r: dict) -> str:
+    t = _get(r, "phases", "targets", default={})
+    if "targets" not in t:
+        return ""
+    out = ["| reachd | RSS | threads | CPU (% of a core) | /status req/s (wrk, keep-alive) | p99 |", "|---|---|---|---|---|---|"]
+    names = {"none": "no targets", "quiet": "100 targets, probed once (20 KB document, no probing)",
+             "targets": "100 targets every 10 s"}
+    for key in ("none", "quiet", "targets"):
+        row = t.get(key)
+        if not row:
+            continue
+        w = row["status_wrk"]
+        out.append(f"| {names[key]} | {row['rss_kib'] / 1024:.1f} MiB | {row['threads']} | {row['cpu_pct']:.3f} | "
+                   f"{num(w.get('rps'))} | {ms(w.get('p99_ms'))} |")
+    s, g = t["targets"].get("link_down_status_ms", {}), t["targets"].get("link_down_targets_ms", {})
+    out += ["", f"Link down → the status event (`unreachable`): p50 {ms(s.get('p50'))}, p99 {ms(s.get('p99'))}; → every "
+            f"target `no-route`: p50 {ms(g.get('p50'))}, p99 {ms(g.get('p99'))} ({g.get('n', 0)} flaps)."]
+    return "\n".join(out)
+
+
 def _idle_detail(r: dict) -> str:
     idle = _get(r, "phases", "idle", default={})
     out = []
@@ -360,6 +380,10 @@ def markdown(r: dict) -> str:
                   "A second address added to and removed from the interface that carries N /32 routes; latency from "
                   "the netlink request to the SSE event. reachd re-reads routes only where the kernel may have "
                   "flushed some silently, filtered to that interface.", "", detail, ""]
+    detail = _targets_detail(r)
+    if detail:
+        parts += ["### Targets", "", "100 HTTP targets on a server behind the gateway namespace; CPU over 60 s of "
+                  "steady probing.", "", detail, ""]
     detail = _fanout_detail(r)
     if detail:
         parts += ["### Fan-out runs", "",

@@ -7,8 +7,11 @@ import json
 import os
 import re
 import signal
+import socket
 import subprocess
+import threading
 import time
+import urllib.error
 import urllib.request
 
 from reachd_process import Reachd, free_port, reachd_binary
@@ -125,6 +128,14 @@ OPTIONS = {
     "threads": ("REACHD_THREADS", "2"),
     "ipv4-destination": ("REACHD_IPV4_DESTINATION", "8.8.8.8"),
     "ipv6-destination": ("REACHD_IPV6_DESTINATION", "2001:4860:4860::8888"),
+    "target": ("REACHD_TARGETS", None),
+    "target-interval": ("REACHD_TARGET_INTERVAL", "10"),
+    "target-timeout": ("REACHD_TARGET_TIMEOUT", "3"),
+    "target-failures": ("REACHD_TARGET_FAILURES", "3"),
+    "connectivity-url": ("REACHD_CONNECTIVITY_URL", "none"),
+    "connectivity-response": ("REACHD_CONNECTIVITY_RESPONSE", None),
+    "connectivity-interval": ("REACHD_CONNECTIVITY_INTERVAL", "300"),
+    "connectivity-timeout": ("REACHD_CONNECTIVITY_TIMEOUT", "5"),
     "log-level": ("REACHD_LOG_LEVEL", "info"),
     "log-format": ("REACHD_LOG_FORMAT", "text"),
 }
@@ -155,9 +166,10 @@ def test_the_client_commands_list_host_and_port_with_their_variables():
 
 
 def test_a_malformed_variable_is_refused_naming_it_and_a_malformed_flag_naming_the_flag():
-    # Any text is a pattern; --host is refused by the server when it cannot bind (below).
+    # Any text is a pattern (or an expected response: refused only without a URL, below); --host
+    # is refused by the server when it cannot bind (below).
     for flag, (variable, _) in OPTIONS.items():
-        if flag in ("metered-interfaces", "host"):
+        if flag in ("metered-interfaces", "host", "connectivity-response"):
             continue
         result = run(env={variable: "garbage"})
         assert result.returncode == 64, (variable, result.stdout, result.stderr)
@@ -188,3 +200,302 @@ def test_a_flag_wins_over_its_variable_which_wins_over_the_default():
     # An empty variable counts as unset.
     with Reachd(env={"REACHD_READY_WHEN": "", "REACHD_LOG_FORMAT": ""}) as server:
         assert "readyWhen=reachable" in listening_line(server)
+
+
+
+# --------------------------------------------------------------------------- targets, connectivity, readiness
+
+
+def refused(*args: str, env: dict | None = None) -> str:
+    """Runs reachd expecting a refusal at start (nothing served): its stderr."""
+    result = run(*args, env=env, timeout=10)
+    assert result.returncode == 64, (args, env, result.returncode, result.stdout, result.stderr)
+    assert result.stdout == "", (args, env, result.stdout)
+    return result.stderr
+
+
+MALFORMED_TARGETS = [
+    "garbage",  # no '='
+    "=host://db.test",  # empty name
+    "bad name=host://db.test",
+    "a/b=host://db.test",
+    "x" * 64 + "=host://db.test",  # a name of 64 characters
+    "db=",  # no URL
+    "db=db.test:5432",  # no scheme
+    "db=ftp://db.test",
+    "db=udp://db.test:53",
+    "db=tcp://db.test",  # tcp without a port
+    "db=tcp://db.test:0",
+    "db=tcp://db.test:70000",
+    "db=tcp://db.test:http",
+    "db=tcp://db.test:5432/path",
+    "db=host://db.test:53",  # host takes no port
+    "db=host://",
+    "db=http://",
+    "db=http://user:secret@db.test/",
+    "db=http://db.test/a path",
+    "db=http://bad_host!/",
+    "db=tcp://[2001:db8::1:5432",
+    "db=tcp://2001:db8::1:5432",  # IPv6 without brackets
+]
+
+
+def test_every_malformed_target_is_refused_naming_the_spec():
+    for spec in MALFORMED_TARGETS:
+        stderr = refused("--target", spec)
+        assert f'"{spec}"' in stderr and "--target" in stderr, (spec, stderr)
+        if " " in spec:
+            continue  # in the variable, a space separates specs
+        stderr = refused(env={"REACHD_TARGETS": f"ok=host://ok.test {spec}"})
+        assert f'"{spec}"' in stderr and "REACHD_TARGETS=" in stderr and "--target" in stderr, (spec, stderr)
+
+
+def test_a_target_name_used_twice_is_refused_from_flags_and_from_the_variable():
+    stderr = refused("--target", "db=tcp://db.test:5432", "--target", "db=host://other.test")
+    assert '"db=host://other.test"' in stderr and "same name" in stderr, stderr
+    stderr = refused(env={"REACHD_TARGETS": "db=tcp://db.test:5432\n  db=host://other.test"})
+    assert '"db=host://other.test"' in stderr and "same name" in stderr and "REACHD_TARGETS" in stderr, stderr
+    # Names are case-sensitive, as Prometheus labels are: these are two targets.
+    with Reachd("--target", "db=host://127.0.0.1", "--target", "DB=host://127.0.0.1", "--ready-when", "always"):
+        pass
+
+
+def test_a_flag_holds_one_target_the_variable_several():
+    # A flag is never split: its text is one spec (this one with an invalid host).
+    stderr = refused("--target", "a=host://a.test b=host://b.test")
+    assert '"a=host://a.test b=host://b.test"' in stderr and "--target" in stderr, stderr
+
+
+def test_every_malformed_connectivity_url_is_refused_naming_it():
+    for url in ["garbage", "ftp://check.test/", "tcp://check.test:80", "host://check.test", "http://",
+                "http://user:pw@check.test/", "https://check.test:99999/", "http://check.test/a b"]:
+        stderr = refused("--connectivity-url", url)
+        assert f'"{url}"' in stderr and "--connectivity-url" in stderr, (url, stderr)
+        stderr = refused(env={"REACHD_CONNECTIVITY_URL": url})
+        assert f'"{url}"' in stderr and "REACHD_CONNECTIVITY_URL=" in stderr, (url, stderr)
+
+
+def test_a_connectivity_response_needs_a_url_and_a_bounded_length():
+    stderr = refused("--connectivity-response", "Success")
+    assert "--connectivity-response" in stderr and "--connectivity-url" in stderr, stderr
+    stderr = refused(env={"REACHD_CONNECTIVITY_RESPONSE": "Success"})
+    assert "REACHD_CONNECTIVITY_RESPONSE" in stderr and "--connectivity-url" in stderr, stderr
+    stderr = refused("--connectivity-url", "http://127.0.0.1:9/", "--connectivity-response", "x" * 4097)
+    assert "--connectivity-response" in stderr and "4096" in stderr, stderr
+
+
+def test_probe_timings_out_of_bounds_are_refused_naming_the_flag():
+    for flag, values in {
+        "target-interval": ["0", "-1", "0.05", "86401", "nan", "inf", "ten"],
+        "target-timeout": ["0", "-3", "601", "inf"],
+        "target-failures": ["0", "-1", "1.5", "1001"],
+        "connectivity-interval": ["0", "-300", "86401", "inf"],
+        "connectivity-timeout": ["0", "601", "nan"],
+    }.items():
+        variable = OPTIONS[flag][0]
+        for value in values:
+            assert f"--{flag}" in refused(f"--{flag}", value), (flag, value)
+            stderr = refused(env={variable: value})
+            assert f"{variable}={value}" in stderr and f"--{flag}" in stderr, (flag, value, stderr)
+
+
+def test_the_probe_timings_accept_their_bounds():
+    with Reachd("--target-interval", "0.1", "--target-timeout", "600", "--target-failures", "1",
+                "--connectivity-interval", "86400", "--connectivity-timeout", "0.1"):
+        pass
+
+
+def test_every_malformed_ready_when_is_refused_naming_it():
+    for value in ["sometimes", "Reachable", "reachable;online", "target", "target:", ",", "reachable,,nope"]:
+        stderr = refused("--ready-when", value)
+        assert "--ready-when" in stderr and "target:NAME" in stderr, (value, stderr)
+        stderr = refused(env={"REACHD_READY_WHEN": value})
+        assert f"REACHD_READY_WHEN={value}" in stderr, (value, stderr)
+
+
+def test_a_ready_when_target_that_is_not_configured_is_refused():
+    stderr = refused("--ready-when", "target:unknown")
+    assert "target:unknown" in stderr and "no target is configured" in stderr, stderr
+    stderr = refused("--target", "db=tcp://127.0.0.1:9", "--ready-when", "reachable,target:unknown")
+    assert "target:unknown" in stderr and "db" in stderr, stderr
+    stderr = refused(env={"REACHD_TARGETS": "db=tcp://127.0.0.1:9", "REACHD_READY_WHEN": "target:unknown"})
+    assert "target:unknown" in stderr and "REACHD_READY_WHEN" in stderr, stderr
+    # A flag wins over the variable: the variable's db is not configured then.
+    stderr = refused("--target", "web=tcp://127.0.0.1:9", "--ready-when", "target:db",
+                     env={"REACHD_TARGETS": "db=tcp://127.0.0.1:9"})
+    assert "target:db" in stderr and "web" in stderr, stderr
+
+
+def test_ready_when_online_without_a_connectivity_url_is_refused():
+    stderr = refused("--ready-when", "online")
+    assert "online" in stderr and "--connectivity-url" in stderr and "never" in stderr, stderr
+    stderr = refused("--ready-when", "online", "--connectivity-url", "", env={"REACHD_CONNECTIVITY_URL": "http://x/"})
+    assert "online" in stderr, stderr
+
+
+def readyz(server: Reachd) -> tuple[int, dict]:
+    try:
+        with urllib.request.urlopen(f"{server.base}/readyz", timeout=5) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_a_target_condition_serves_with_its_own_check():
+    with Reachd("--target", "db=tcp://127.0.0.1:9", "--ready-when", "target:db") as server:
+        status, document = readyz(server)
+        # Not reachable yet (not probed, or nothing listens on the discard port): not ready.
+        assert status == 503 and document["status"] == "fail", document
+        assert document["description"] == "ready when target:db"
+        assert list(document["checks"]) == ["target:db"], document
+        (check,) = document["checks"]["target:db"]
+        assert check["status"] == "fail" and check["componentType"] == "component", check
+        assert check["observedValue"] in ("unknown", "unreachable"), check
+        # Liveness never follows a target.
+        with urllib.request.urlopen(f"{server.base}/livez", timeout=5) as response:
+            assert response.status == 200
+        assert "readyWhen=target:db" in listening_line(server)
+
+
+def test_readiness_lists_one_check_per_condition_in_order():
+    with Reachd(
+        "--ready-when", "always,online,target:api,target:db,always",
+        "--connectivity-url", "http://127.0.0.1:9/generate_204",
+        env={"REACHD_TARGETS": "db=tcp://127.0.0.1:9  api=http://127.0.0.1:9/health"},
+    ) as server:
+        status, document = readyz(server)
+        assert status == 503, document
+        assert document["description"] == "ready when always,online,target:api,target:db"
+        assert list(document["checks"]) == ["reachd:serving", "network:connectivity", "target:api", "target:db"]
+        assert document["checks"]["reachd:serving"][0]["status"] == "pass"
+        connectivity = document["checks"]["network:connectivity"][0]
+        assert connectivity["componentType"] == "system" and connectivity["status"] == "fail", connectivity
+        # Not checked yet, or refused (nothing listens on port 9): never `disabled`, a URL is set.
+        assert connectivity["observedValue"] in ("unknown", "limited"), connectivity
+
+
+def test_the_reachability_check_keeps_its_shape():
+    with Reachd("--ready-when", "reachable") as server:
+        status, document = readyz(server)
+        assert document["description"] == "ready when reachable"
+        (check,) = document["checks"]["network:reachability"]
+        assert check["componentType"] == "system" and check["observedValue"] in ("reachable", "unreachable", "unknown")
+        assert set(check) <= {"status", "componentType", "observedValue", "time", "output"}
+        assert (status == 200) == (check["status"] == "pass") == ("output" not in check)
+
+
+# --------------------------------------------------------------------------- status and watch, read
+
+
+def document_with_probes(base: dict, targets: list[dict], connectivity: dict | None) -> dict:
+    since = "2026-11-23T06:00:00.000Z"
+    document = dict(base)
+    document["targets"] = [{"reason": None, "addresses": [], "interface": None, "since": since, **t} for t in targets]
+    document["connectivity"] = (
+        {"state": "disabled", "url": None, "reason": None, "since": since}
+        if connectivity is None else {"reason": None, "since": since, **connectivity}
+    )
+    return document
+
+
+TARGETS = [
+    {"name": "db", "url": "tcp://db.internal:5432", "state": "reachable", "addresses": ["198.18.1.10"],
+     "interface": "eth0"},
+    {"name": "api", "url": "https://api.internal/health", "state": "unreachable", "reason": "no-route",
+     "addresses": ["198.18.2.1", "2001:db8::2"]},
+    {"name": "cache", "url": "host://cache.internal", "state": "unknown"},
+]
+
+
+class FakeReachd:
+    """A server that answers `/status` and `/events` with documents a test chose: how the client
+    commands show targets and connectivity, before any probe runs."""
+
+    def __init__(self, documents: list[dict]):
+        self.documents = documents
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            with client:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    data = client.recv(4096)
+                    if not data:
+                        break
+                    request += data
+                path = request.split(b" ", 2)[1] if request.count(b" ") >= 2 else b"/"
+                if path == b"/events":
+                    client.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                   b"Transfer-Encoding: chunked\r\n\r\n")
+                    for sequence, document in enumerate(self.documents, start=1):
+                        frame = f"id: {sequence}\nevent: status\ndata: {json.dumps(document)}\n\n".encode()
+                        client.sendall(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
+                    client.sendall(b"0\r\n\r\n")
+                else:
+                    body = json.dumps(self.documents[-1]).encode()
+                    client.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                   + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body)
+
+    def __enter__(self) -> "FakeReachd":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.listener.close()
+
+
+def served_document() -> dict:
+    with Reachd() as server:
+        with urllib.request.urlopen(f"{server.base}/status", timeout=5) as response:
+            return json.loads(response.read())
+
+
+def test_status_shows_targets_and_connectivity():
+    document = document_with_probes(
+        served_document(), TARGETS,
+        {"state": "limited", "url": "http://check.test/generate_204", "reason": "timeout"},
+    )
+    with FakeReachd([document]) as fake:
+        result = run("status", "--port", str(fake.port))
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert "targets 1/3 reachable (api no-route, cache unknown), connectivity limited (timeout)" in lines[0]
+        assert "  target db tcp://db.internal:5432 reachable via eth0 [198.18.1.10]" in lines
+        assert "  target api https://api.internal/health unreachable (no-route) [198.18.2.1, 2001:db8::2]" in lines
+        assert "  target cache host://cache.internal unknown" in lines
+        assert "  connectivity limited (timeout) http://check.test/generate_204" in lines
+        # --json is the document as served, untouched.
+        result = run("status", "--json", "--port", str(fake.port))
+        assert json.loads(result.stdout) == document
+
+
+def test_status_shows_no_probe_lines_when_none_are_configured():
+    document = document_with_probes(served_document(), [], None)
+    with FakeReachd([document]) as fake:
+        result = run("status", "--port", str(fake.port))
+        assert result.returncode == 0, result.stderr
+        assert "target" not in result.stdout and "connectivity" not in result.stdout, result.stdout
+
+
+def test_watch_shows_targets_and_connectivity_one_line_per_change():
+    base = served_document()
+    full = {"state": "full", "url": "http://check.test/generate_204"}
+    changed = [dict(TARGETS[0]), dict(TARGETS[1], reason="timeout"), dict(TARGETS[2], state="reachable")]
+    documents = [
+        document_with_probes(dict(base, sequence=1), TARGETS, full),
+        document_with_probes(dict(base, sequence=2), changed, {"state": "portal", "url": full["url"]}),
+    ]
+    with FakeReachd(documents) as fake:
+        result = run("watch", "--port", str(fake.port))
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert len(lines) == 2, lines
+        assert lines[0].endswith(", targets 1/3 reachable (api no-route, cache unknown), connectivity full"), lines
+        assert lines[1].endswith(", targets 2/3 reachable (api timeout), connectivity portal"), lines
