@@ -14,7 +14,7 @@ from conftest import ISO8601_MS_Z, SSEClient
 from world import (CLOSE, GARBAGE, HANG, NO_CONTENT, NOT_FOUND, OK, PORTAL_LOGIN, UNAVAILABLE, Answer,  # noqa: F401
                    Delayed, reachd_in, redirect, status, wait_connectivity, wait_status, world)
 
-pytestmark = pytest.mark.netns
+pytestmark = [pytest.mark.netns, pytest.mark.timeout(90)]  # a hang fails with its stack
 
 STATES = ("disabled", "unknown", "none", "limited", "portal", "full")
 LIMITED_REASONS = ("dns", "timeout", "refused", "tls", "error", "http-status")

@@ -17,7 +17,7 @@ from reachd_process import free_port, reachd_binary
 from world import (NO_CONTENT, OK, UNAVAILABLE, Delayed, reachd_in, readyz, redirect, target_args,  # noqa: F401
                    wait_connectivity, wait_target, world)
 
-pytestmark = pytest.mark.netns
+pytestmark = [pytest.mark.netns, pytest.mark.timeout(90)]  # a hang fails with its stack
 
 
 def wait_ready_code(server, code: int, timeout: float):

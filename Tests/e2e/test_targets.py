@@ -19,7 +19,7 @@ from world import (CLOSE, GARBAGE, HANG, NO_CONTENT, NOT_FOUND, OK, UNAVAILABLE,
                    ip_sort_key, is_state, reachd_in, redirect, settled, status, target_args, target_of,
                    wait_status, wait_target, world)
 
-pytestmark = pytest.mark.netns
+pytestmark = [pytest.mark.netns, pytest.mark.timeout(90)]  # a hang fails with its stack
 
 STATES = ("unknown", "reachable", "unreachable")
 REASONS = ("dns", "no-route", "timeout", "refused", "http-status", "tls", "error")

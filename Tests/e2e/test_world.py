@@ -15,7 +15,7 @@ import netns
 from world import (CLOSE, HANG, NO_CONTENT, UNAVAILABLE, Answer, certificates, dns_query, reachd_in,  # noqa: F401
                    redirect, status, world)
 
-pytestmark = pytest.mark.netns
+pytestmark = [pytest.mark.netns, pytest.mark.timeout(90)]  # a hang fails with its stack
 
 
 def client_request(w, host: str, port: int, path: str = "/", timeout: float = 2.0) -> bytes:
