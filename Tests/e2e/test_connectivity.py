@@ -11,8 +11,8 @@ import time
 import pytest
 
 from conftest import ISO8601_MS_Z, SSEClient
-from world import (CLOSE, GARBAGE, HANG, NO_CONTENT, NOT_FOUND, OK, PORTAL_LOGIN, UNAVAILABLE, Answer,  # noqa: F401
-                   Delayed, reachd_in, redirect, status, wait_connectivity, wait_status, world)
+from world import (GARBAGE, HANG, NO_CONTENT, NOT_FOUND, OK, PORTAL_LOGIN, UNAVAILABLE, Answer,  # noqa: F401
+                   Delayed, reachd_in, redirect, status, wait_connectivity, world)
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(90)]  # a hang fails with its stack
 

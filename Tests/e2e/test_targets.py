@@ -7,13 +7,12 @@ about one timeout, names that follow a rewritten resolv.conf.
 
 from __future__ import annotations
 
-import re
 import subprocess
 import time
 
 import pytest
 
-from conftest import ISO8601_MS_Z, SSEClient, http
+from conftest import ISO8601_MS_Z, SSEClient
 from reachd_process import free_port, reachd_binary
 from world import (CLOSE, GARBAGE, HANG, NO_CONTENT, NOT_FOUND, OK, UNAVAILABLE, Big, Delayed, Trickle,  # noqa: F401
                    ip_sort_key, is_state, reachd_in, redirect, settled, status, target_args, target_of,

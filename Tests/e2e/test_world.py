@@ -12,7 +12,7 @@ import time
 import pytest
 
 import netns
-from world import (CLOSE, HANG, NO_CONTENT, UNAVAILABLE, Answer, certificates, dns_query, reachd_in,  # noqa: F401
+from world import (CLOSE, HANG, NO_CONTENT, UNAVAILABLE, certificates, dns_query, reachd_in,  # noqa: F401
                    redirect, status, world)
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(90)]  # a hang fails with its stack

@@ -73,7 +73,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -106,8 +106,8 @@ class Answer:
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-REASONS = {400: "Bad Request", 200: "OK", 204: "No Content", 301: "Moved Permanently", 302: "Found", 307: "Temporary Redirect",
-           404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}
+REASONS = {200: "OK", 204: "No Content", 301: "Moved Permanently", 302: "Found", 307: "Temporary Redirect",
+           400: "Bad Request", 404: "Not Found", 500: "Internal Server Error", 503: "Service Unavailable"}
 
 
 @dataclass(frozen=True)
