@@ -526,7 +526,9 @@ def test_local_target_is_reachable_through_lo(world, reachd_in):
     local = world.local_server()
     local.route("/health", OK)
     targets = {"app": f"tcp://127.0.0.1:{local.port}", "app-http": f"http://127.0.0.1:{local.port}/health",
-               "client-address": f"host://{world.client_ip}", "ipv6-loopback": "host://[::1]"}
+               "client-address": f"host://{world.client_ip}", "ipv6-loopback": "host://[::1]",
+               # Names: 1–63 of letters, digits, `_`, `-`, `.`.
+               "Db_primary.v1-x": "host://127.0.0.1", "n" * 63: "host://127.0.0.1"}
     server = reachd_in(world, *target_args(targets))
     doc = wait_status(server, all_settled(targets), timeout=5)
     for name in ("app", "app-http"):
@@ -535,6 +537,7 @@ def test_local_target_is_reachable_through_lo(world, reachd_in):
         assert target["addresses"] == ["127.0.0.1"], target
     own = target_of(doc, "client-address")  # an address of this host: a `local` route via lo
     assert own["state"] == "reachable" and own["interface"] == "lo", own
+    assert [t["name"] for t in doc["targets"]] == list(targets)
     v6 = target_of(doc, "ipv6-loopback")
     assert v6["state"] == "reachable" and v6["interface"] == "lo" and v6["addresses"] == ["::1"], v6
 
