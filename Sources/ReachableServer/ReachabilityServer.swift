@@ -31,14 +31,15 @@ public final class ReachabilityServer: Service, Sendable {
         port = listening.port
         daemon = HTTPDaemon(listening: listening, configuration: configuration)
         let status = monitor.current
-        snapshot = StatusSnapshot(status)
+        snapshot = StatusSnapshot(status, extraHeaders: CrossOrigin(policy: configuration.allowOrigin).sharedHeaders)
         hub = EventHub(
             initialFrame: EventFrame.status(status, json: status.jsonBytes()),
             retryMilliseconds: configuration.retryMilliseconds
         )
         router = RequestRouter(
             monitor: monitor, snapshot: snapshot, hub: hub, readiness: configuration.readiness,
-            isShuttingDown: { [daemon] in daemon.isDraining }, rejections: RejectionLog(logger: logger)
+            isShuttingDown: { [daemon] in daemon.isDraining }, rejections: RejectionLog(logger: logger),
+            crossOrigin: configuration.allowOrigin
         )
     }
 

@@ -26,5 +26,8 @@ public struct ServerConfiguration: Sendable {
     /// The `retry:` reconnect delay (ms) sent to SSE clients first; the final one adds jitter.
     public var retryMilliseconds: Int = 2000
 
+    /// Which other origins' pages may read `/status` and `/events` (`--allow-origin`).
+    public var allowOrigin: CrossOriginPolicy = .none
+
     public init() {}
 }

@@ -76,7 +76,7 @@ struct ProbeEngineTests {
         let outcome = await engine.probe(try job("http://127.0.0.1:PORT/", port: server.port, timeout: .seconds(1)))
         let elapsed = ContinuousClock.now - started
         #expect(outcome.failure == .timeout, "\(outcome)")
-        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(2), "\(elapsed)")
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(5), "at the deadline, not long after: \(elapsed)")
     }
 
     @Test func closedPortIsRefused() async throws {
@@ -85,7 +85,7 @@ struct ProbeEngineTests {
         #expect(http.failure == .refused, "\(http)")
         let tcp = await engine.probe(try job("tcp://127.0.0.1:PORT", port: closed.port))
         #expect(tcp.failure == .refused, "\(tcp)")
-        #expect(tcp.timings.total < .seconds(1))
+        #expect(tcp.timings.total < .seconds(5), "a sanity bound: loopback connects at once")
     }
 
     @Test func tcpOnlyConnectsAndCloses() async throws {
@@ -107,7 +107,8 @@ struct ProbeEngineTests {
         let (bigOutcome, smallOutcome) = await (big, small)
         #expect(bigOutcome.failure == nil && bigOutcome.statusCode == 200 && bigOutcome.bodyPrefixMatched == true)
         #expect(smallOutcome.statusCode == 204)
-        #expect(ContinuousClock.now - started < .seconds(1))
+        // A sanity bound (the machine may be busy): reading 10 MB first would take far longer.
+        #expect(ContinuousClock.now - started < .seconds(5))
         huge.stop()
         #expect(huge.bodyBytesWritten < 10_000_000, "the client closed long before: \(huge.bodyBytesWritten)")
         let targetStyle = try TestHTTPServer(.hugeBody(10_000_000))
@@ -174,7 +175,7 @@ struct ProbeEngineTests {
         }
         let elapsed = ContinuousClock.now - started
         #expect(outcomes.count == 100 && outcomes.allSatisfy { $0.failure == .timeout })
-        #expect(elapsed < .milliseconds(2500), "concurrent: \(elapsed)")
+        #expect(elapsed < .seconds(10), "concurrent (one after another would take 100 s): \(elapsed)")
         server.stop()
     }
 
@@ -199,7 +200,7 @@ struct ProbeEngineLifecycleTests {
         try await Task.sleep(for: .milliseconds(300))
         let started = ContinuousClock.now
         engine.stop()
-        #expect(ContinuousClock.now - started < .seconds(1))
+        #expect(ContinuousClock.now - started < .seconds(10), "stop does not wait for the 30 s deadline")
         let outcome = await pending
         #expect(outcome.wasCancelled && outcome.failure == .error)
         engine.stop()

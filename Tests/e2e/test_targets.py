@@ -588,7 +588,7 @@ def test_hundred_silent_targets_settle_in_about_one_timeout(world, reachd_in):
     problems = [f"{t['name']}: {t['state']}/{t['reason']}" for t in doc["targets"]
                 if (t["state"], t["reason"]) != ("unreachable", "timeout")]
     assert not problems, problems[:10]
-    assert elapsed < 5, f"100 silent targets took {elapsed:.1f}s (1 s timeout): not concurrent"
+    assert elapsed < 10, f"100 silent targets took {elapsed:.1f}s (1 s timeout; one after another: 100 s)"
     assert slowest_status < 1, "a probe delayed /status"
     assert all(target_of(doc, f"silent{i}")["addresses"] == [world.dropped(i)] for i in range(100))
 

@@ -48,7 +48,8 @@ enum DaemonCallbacks {
             let isBodiless =
                 reachd_mhd_request_header(connection, "Content-Length").map { String(cString: $0) == "0" } ?? true
             let hasChunkedBody = reachd_mhd_request_header(connection, "Transfer-Encoding") != nil
-            if (verb == "GET" || verb == "HEAD") && isBodiless && !hasChunkedBody {
+            // OPTIONS too: a CORS preflight is followed by the real request on the same connection.
+            if (verb == "GET" || verb == "HEAD" || verb == "OPTIONS") && isBodiless && !hasChunkedBody {
                 context.pointee = DaemonCallbacks.awaitingAnswer
                 return MHD_Result.YES
             }

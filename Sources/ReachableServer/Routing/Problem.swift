@@ -13,6 +13,9 @@ struct Problem: Sendable, Equatable {
     static let methodNotAllowed = Problem(
         status: 405, title: "Method Not Allowed", detail: "Only GET and HEAD are served."
     )
+    static let originNotAllowed = Problem(
+        status: 403, title: "Forbidden", detail: "This origin is not one --allow-origin lets read reachd."
+    )
     static let badRequestLine = Problem(
         status: 400, title: "Bad Request", detail: "The request line is not method, path and HTTP/1.x."
     )

@@ -9,6 +9,7 @@ final class RequestRouter: HTTPHandler {
     private let readiness: [ReadinessCondition]
     private let isShuttingDown: @Sendable () -> Bool
     private let rejections: RejectionLog
+    private let crossOrigin: CrossOrigin
 
     /// - Parameters:
     ///   - readiness: the conditions of `--ready-when`; `/readyz` passes when all hold.
@@ -16,8 +17,9 @@ final class RequestRouter: HTTPHandler {
     init(
         monitor: NetworkMonitor, snapshot: StatusSnapshot, hub: EventHub,
         readiness: [ReadinessCondition], isShuttingDown: @escaping @Sendable () -> Bool,
-        rejections: RejectionLog
+        rejections: RejectionLog, crossOrigin: CrossOriginPolicy = .none
     ) {
+        self.crossOrigin = CrossOrigin(policy: crossOrigin)
         self.monitor = monitor
         self.snapshot = snapshot
         self.hub = hub
@@ -27,17 +29,30 @@ final class RequestRouter: HTTPHandler {
     }
 
     func respond(to request: HTTPRequest, on connection: any StreamConnection) -> HTTPResponse {
+        if crossOrigin.isEnabled, request.method == "OPTIONS", Route.isCrossOriginReadable(request.path) {
+            return crossOrigin.preflight(request)
+        }
         switch Route(request) {
         case .status:
+            if let origin = crossOrigin.allowedListedOrigin(of: request) {
+                // A listed origin is named in the answer, so this one answer has headers of its own.
+                let headers =
+                    StatusSnapshot.headers + snapshot.extraHeaders
+                    + [HTTPField("Access-Control-Allow-Origin", origin)]
+                return HTTPResponse(status: 200, headers: headers, body: snapshot.json)  // libmicrohttpd drops it for HEAD
+            }
             return HTTPResponse(status: 200, prepared: snapshot.response)
         case .events where request.method == "HEAD":
             // An empty body, not a stream: libmicrohttpd 0.9.75 would still send the final chunk
             // of a chunked answer to HEAD.
-            return HTTPResponse(status: 200, headers: Self.eventStreamHeaders, body: [])
+            return HTTPResponse(
+                status: 200, headers: Self.eventStreamHeaders + crossOrigin.headers(for: request), body: [])
         case .events:
             // `Last-Event-ID` and `?last_event_id=` are accepted and need nothing: status is
             // state, so every stream starts with the current document.
-            return HTTPResponse(status: 200, headers: Self.eventStreamHeaders, stream: hub.open(connection: connection))
+            return HTTPResponse(
+                status: 200, headers: Self.eventStreamHeaders + crossOrigin.headers(for: request),
+                stream: hub.open(connection: connection))
         case .liveness:
             let (status, body) = HealthDocument.liveness(failure: monitor.failure)
             return HTTPResponse(status: status, headers: Self.healthHeaders, body: body)

@@ -7,6 +7,11 @@ enum Route: Equatable, Sendable {
     case readiness
     case problem(Problem)
 
+    /// The resources `--allow-origin` opens to other origins' pages.
+    static func isCrossOriginReadable(_ path: String) -> Bool {
+        path == "/status" || path == "/events"
+    }
+
     /// Methods every resource here answers.
     static let allowedMethods = "GET, HEAD"
 

@@ -11,6 +11,7 @@ struct ServeOptions: ParsableArguments {
 
     @Option(Settings.heartbeat) var heartbeat: Double?
     @Option(Settings.readyWhen) var readyWhen: [ReadinessCondition]?
+    @Option(Settings.allowOrigin) var allowOrigin: CrossOriginPolicy?
     @Option(Settings.meteredInterfaces) var meteredInterfaces: [String]?
     @Option(Settings.maxConnections) var maxConnections: Int?
     @Option(Settings.maxConnectionsPerIP) var maxConnectionsPerIP: Int?
@@ -41,6 +42,7 @@ struct ServeOptions: ParsableArguments {
         configuration.port = try address.resolvedPort()
         configuration.heartbeat = try Settings.heartbeat.resolve(heartbeat)
         configuration.readiness = try readinessConditions(probes: probes)
+        configuration.allowOrigin = try Settings.allowOrigin.resolve(allowOrigin)
         configuration.maxConnections = try Settings.maxConnections.resolve(maxConnections)
         configuration.maxConnectionsPerIP = try Settings.maxConnectionsPerIP.resolve(maxConnectionsPerIP)
         configuration.connectionTimeout = try Settings.connectionTimeout.resolve(connectionTimeout)

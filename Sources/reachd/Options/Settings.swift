@@ -74,6 +74,20 @@ enum Settings {
 
     // MARK: Observing the network
 
+    static let allowOrigin = Setting<CrossOriginPolicy>(
+        "allow-origin",
+        "Other origins whose pages may read /status and /events (CORS): * or comma-separated origins such as https://dash.example:8443",
+        default: ServerConfiguration().allowOrigin,
+        invalid: "must be * or comma-separated http(s)://host[:port] origins",
+        reasoning: { text throws(InvalidValue) in
+            switch CrossOriginPolicy.parse(text) {
+            case .success(let policy): return policy
+            case .failure(let refused): throw InvalidValue(description: refused.description)
+            }
+        },
+        show: \.description
+    )
+
     static let meteredInterfaces = Setting<[String]>(
         "metered-interfaces", "Comma-separated interface name patterns whose traffic is metered, e.g. 'wwan*,usb*'",
         default: MonitorConfiguration().meteredInterfacePatterns,
