@@ -162,14 +162,14 @@ def test_none_when_started_without_a_route(world, reachd_in):
 
 def test_unknown_until_the_first_check(world, reachd_in):
     web = world.server()
-    web.route("/slow", Delayed(2.0, NO_CONTENT))
-    server = reachd_in(world, *url_args(f"http://db.test:{web.port}/slow"), "--connectivity-timeout", "5")
+    web.route("/slow", Delayed(4.0, NO_CONTENT))  # a busy machine still reads the first document in time
+    server = reachd_in(world, *url_args(f"http://db.test:{web.port}/slow"), "--connectivity-timeout", "8")
     with SSEClient(server.port, ns=server.netns) as client:
         first = client.next_event(timeout=2).doc
         check_connectivity_object(first["connectivity"])
         assert first["connectivity"]["state"] == "unknown", first["connectivity"]
         assert first["connectivity"]["url"] == f"http://db.test:{web.port}/slow"
-        full = client.wait_for(lambda d: d["connectivity"]["state"] == "full", timeout=6)
+        full = client.wait_for(lambda d: d["connectivity"]["state"] == "full", timeout=10)
     assert full.doc["connectivity"]["since"] > first["connectivity"]["since"]
 
 

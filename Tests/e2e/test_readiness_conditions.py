@@ -42,15 +42,15 @@ def check_entry(body: dict, key: str, status: str) -> None:
 def test_ready_when_target(world, reachd_in):
     """unknown → 503, reachable → 200, the server stops → 503, back → 200. Liveness never moves."""
     web = world.server()
-    web.route("/ok", Delayed(1.5, OK))  # the first probe is still running when reachd is up
+    web.route("/ok", Delayed(3.0, OK))  # the first probe is still running when reachd is up
     server = reachd_in(world, *target_args({"db": f"http://db.test:{web.port}/ok"}), "--ready-when", "target:db",
-                       "--target-interval", "1", "--target-failures", "1", "--target-timeout", "3")
+                       "--target-interval", "1", "--target-failures", "1", "--target-timeout", "5")
     first = readyz(server)
     assert first.status == 503, f"an unknown target must not be ready: {first.body!r}"
     assert first.content_type == "application/health+json"
     check_entry(first.json(), "target:db", "fail")
 
-    ready = wait_ready_code(server, 200, timeout=6)
+    ready = wait_ready_code(server, 200, timeout=8)
     body = ready.json()
     assert body["status"] == "pass"
     check_entry(body, "target:db", "pass")
