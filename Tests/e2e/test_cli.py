@@ -119,6 +119,7 @@ OPTIONS = {
     "port": ("REACHD_PORT", "9478"),
     "heartbeat": ("REACHD_HEARTBEAT", "15"),
     "ready-when": ("REACHD_READY_WHEN", "reachable"),
+    "allow-origin": ("REACHD_ALLOW_ORIGIN", "none"),
     "metered-interfaces": ("REACHD_METERED_INTERFACES", None),
     "max-connections": ("REACHD_MAX_CONNECTIONS", "10000"),
     "max-connections-per-ip": ("REACHD_MAX_CONNECTIONS_PER_IP", "0"),

@@ -13,6 +13,9 @@ public final class ConnectivityChecker: Sendable {
         var addresses: [IPAddress]
         var schedule: ConnectivitySchedule
         var generation = 0
+        /// One check at a time; a change during one makes it stale and asks for another after it.
+        var inFlight = false
+        var rerun = false
     }
 
     /// The engine timer key (targets use their index, from 0).
@@ -69,10 +72,16 @@ public final class ConnectivityChecker: Sendable {
     }
 
     private func begin() {
-        let (generation, previous) = state.withLock { state in
+        let run = state.withLock { state -> (Int, [IPAddress])? in
             state.generation += 1
+            guard !state.inFlight else {
+                state.rerun = true
+                return nil
+            }
+            state.inFlight = true
             return (state.generation, state.addresses)
         }
+        guard let (generation, previous) = run else { return }
         pipeline.run(spec.url, timeout: timeout, expectedBody: spec.expectedResponse, previousAddresses: previous) {
             [self] result in
             finish(generation, result)
@@ -80,7 +89,17 @@ public final class ConnectivityChecker: Sendable {
     }
 
     private func finish(_ generation: Int, _ result: ProbePipeline.Result) {
-        guard !result.wasCancelled, state.withLock({ $0.generation == generation }) else { return }
+        guard !result.wasCancelled else { return }
+        let (current, rerun) = state.withLock { state -> (Bool, Bool) in
+            state.inFlight = false
+            guard state.generation == generation else {
+                defer { state.rerun = false }
+                return (false, state.rerun)
+            }
+            return (true, false)
+        }
+        if rerun { return begin() }
+        guard current else { return }
         var outcome = result.outcome ?? ProbeOutcome.failed(result.failure ?? .error)
         // Never resolved, and the network itself is unreachable: the name failed for want of a route.
         if result.failure != nil, result.addresses.isEmpty, state.withLock({ $0.addresses.isEmpty }),

@@ -18,6 +18,10 @@ public final class TargetProber: Sendable {
         var interface: String?
         /// Bumped for every new run: a result of an older run is dropped.
         var generation = 0
+        /// At most one run per target is under way: a storm of network changes cannot pile up
+        /// transfers. A change during a run makes it stale and asks for another right after it.
+        var inFlight = false
+        var rerun = false
         var lastProbeDuration: Duration?
     }
 
@@ -78,12 +82,19 @@ public final class TargetProber: Sendable {
         for index in unroutable.indices { begin(index) }
     }
 
-    /// Starts a new run of one target; a run still under way is forgotten (its result dropped).
+    /// Starts a new run of one target. If one is under way, it becomes stale (its result is
+    /// dropped) and the new run starts the moment it ends.
     private func begin(_ index: Int) {
-        let (generation, spec, previous) = slots.withLock { slots in
+        let run = slots.withLock { slots -> (Int, TargetSpec, [IPAddress])? in
             slots[index].generation += 1
+            guard !slots[index].inFlight else {
+                slots[index].rerun = true
+                return nil
+            }
+            slots[index].inFlight = true
             return (slots[index].generation, slots[index].spec, slots[index].addresses)
         }
+        guard let (generation, spec, previous) = run else { return }
         let started = ContinuousClock.now
         pipeline.run(spec.url, timeout: timeout, previousAddresses: previous) { [self] result in
             finish(index, generation, result, duration: .now - started)
@@ -92,8 +103,12 @@ public final class TargetProber: Sendable {
 
     private func finish(_ index: Int, _ generation: Int, _ result: ProbePipeline.Result, duration: Duration) {
         guard !result.wasCancelled else { return }
-        let current = slots.withLock { slots -> Bool in
-            guard slots[index].generation == generation else { return false }
+        let (current, rerun) = slots.withLock { slots -> (Bool, Bool) in
+            slots[index].inFlight = false
+            guard slots[index].generation == generation else {
+                defer { slots[index].rerun = false }
+                return (false, slots[index].rerun)
+            }
             let next = evaluator.next(after: slots[index].evaluation, failure: result.failure, at: Date())
             // While a failure is still tolerated the target stays as it was seen last (no flapping
             // addresses or interface); otherwise the document shows this run.
@@ -104,8 +119,9 @@ public final class TargetProber: Sendable {
                 slots[index].addresses = result.addresses
                 slots[index].interface = result.interface
             }
-            return true
+            return (true, false)
         }
+        if rerun { return begin(index) }
         guard current else { return }
         publish()
         pipeline.engine.schedule(key: index, at: .now + interval) { [self] in begin(index) }
