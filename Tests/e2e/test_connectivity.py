@@ -197,6 +197,17 @@ def test_network_change_none_at_once_then_full(world, reachd_in):
         print(f"link up → connectivity full in {time.monotonic() - t0:.2f}s")
 
 
+def test_none_at_once_while_a_check_is_in_flight(world, reachd_in):
+    """The first check waits on a silent address (5 s timeout) when the route goes: `none` at once."""
+    server = reachd_in(world, *url_args("http://silent.test/generate_204"), "--connectivity-timeout", "5")
+    assert status(server)["connectivity"]["state"] == "unknown"
+    t0 = time.monotonic()
+    world.del_default_route()
+    wait_connectivity(server, lambda c: c["state"] == "none", timeout=10)
+    elapsed = time.monotonic() - t0
+    assert elapsed < 4, f"{elapsed:.2f}s: `none` waited for the check in flight (timeout 5 s)"
+
+
 def test_portal_cleared_is_found_by_backoff(world, reachd_in):
     """Not `full`: re-checked backing off from 1 s, so signing in to the portal is seen in
     seconds, not after the 300 s interval."""

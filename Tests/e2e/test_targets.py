@@ -410,8 +410,9 @@ def test_link_down_every_target_no_route_at_once(world, reachd_in):
 
 
 def test_route_lost_while_probes_are_in_flight(world, reachd_in):
-    """Probes still waiting on silent addresses (5 s timeout) when the default route goes: the
-    route decides at once — neither the status nor the targets wait for those probes."""
+    """First probes still waiting on silent addresses (5 s timeout; the targets are `unknown`,
+    nothing recorded yet) when the default route goes: the route decides at once — neither the
+    status nor the targets wait for the probes in flight. (The 20 literals need no DNS at all.)"""
     targets = {f"s{i}": f"tcp://{world.dropped(i)}:80" for i in range(20)}
     targets["named"] = "tcp://silent.test:80"
     server = reachd_in(world, *target_args(targets), "--target-timeout", "5", "--target-interval", "30")
