@@ -13,8 +13,8 @@ public final class ConnectivityChecker: Sendable {
         var addresses: [IPAddress]
         var schedule: ConnectivitySchedule
         var generation = 0
-        /// One check at a time; a change during one makes it stale and asks for another after it.
-        var inFlight = false
+        /// Checks under way, at most `TargetProber.maximumRuns` (a stale one and a fresh one).
+        var inFlight = 0
         var rerun = false
     }
 
@@ -74,11 +74,11 @@ public final class ConnectivityChecker: Sendable {
     private func begin() {
         let run = state.withLock { state -> (Int, [IPAddress])? in
             state.generation += 1
-            guard !state.inFlight else {
+            guard state.inFlight < TargetProber.maximumRuns else {
                 state.rerun = true
                 return nil
             }
-            state.inFlight = true
+            state.inFlight += 1
             return (state.generation, state.addresses)
         }
         guard let (generation, previous) = run else { return }
@@ -91,7 +91,7 @@ public final class ConnectivityChecker: Sendable {
     private func finish(_ generation: Int, _ result: ProbePipeline.Result) {
         guard !result.wasCancelled else { return }
         let (current, rerun) = state.withLock { state -> (Bool, Bool) in
-            state.inFlight = false
+            state.inFlight -= 1
             guard state.generation == generation else {
                 defer { state.rerun = false }
                 return (false, state.rerun)

@@ -18,12 +18,16 @@ public final class TargetProber: Sendable {
         var interface: String?
         /// Bumped for every new run: a result of an older run is dropped.
         var generation = 0
-        /// At most one run per target is under way: a storm of network changes cannot pile up
-        /// transfers. A change during a run makes it stale and asks for another right after it.
-        var inFlight = false
+        /// Runs under way: a change starts a fresh run at once (the one under way is stale), but
+        /// never more than `maximumRuns`, so a storm of network changes cannot pile up transfers;
+        /// past that, a run is asked for the moment one ends.
+        var inFlight = 0
         var rerun = false
         var lastProbeDuration: Duration?
     }
+
+    /// A stale run still finishing, and the fresh one.
+    static let maximumRuns = 2
 
     private let slots: Mutex<[Slot]>
     private let pipeline: ProbePipeline
@@ -82,16 +86,16 @@ public final class TargetProber: Sendable {
         for index in unroutable.indices { begin(index) }
     }
 
-    /// Starts a new run of one target. If one is under way, it becomes stale (its result is
-    /// dropped) and the new run starts the moment it ends.
+    /// Starts a new run of one target; one under way becomes stale (its result is dropped). With
+    /// `maximumRuns` under way already, the new run starts the moment one of them ends.
     private func begin(_ index: Int) {
         let run = slots.withLock { slots -> (Int, TargetSpec, [IPAddress])? in
             slots[index].generation += 1
-            guard !slots[index].inFlight else {
+            guard slots[index].inFlight < Self.maximumRuns else {
                 slots[index].rerun = true
                 return nil
             }
-            slots[index].inFlight = true
+            slots[index].inFlight += 1
             return (slots[index].generation, slots[index].spec, slots[index].addresses)
         }
         guard let (generation, spec, previous) = run else { return }
@@ -104,7 +108,7 @@ public final class TargetProber: Sendable {
     private func finish(_ index: Int, _ generation: Int, _ result: ProbePipeline.Result, duration: Duration) {
         guard !result.wasCancelled else { return }
         let (current, rerun) = slots.withLock { slots -> (Bool, Bool) in
-            slots[index].inFlight = false
+            slots[index].inFlight -= 1
             guard slots[index].generation == generation else {
                 defer { slots[index].rerun = false }
                 return (false, slots[index].rerun)
