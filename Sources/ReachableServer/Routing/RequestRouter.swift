@@ -28,6 +28,8 @@ final class RequestRouter: HTTPHandler {
 
     func respond(to request: HTTPRequest, on connection: any StreamConnection) -> HTTPResponse {
         switch Route(request) {
+        case .page:
+            return HTTPResponse(status: 200, prepared: Page.response)
         case .status:
             return HTTPResponse(status: 200, prepared: snapshot.response)
         case .events where request.method == "HEAD":
