@@ -277,6 +277,16 @@ def test_page_follows_the_link_down_and_up(veth, reachd_factory, browser):
     assert get_status(server.port, ns=veth.ns.name)["state"] == "unreachable"
     b.wait_for(lambda: any("reachable → unreachable" in c for c in b.changes()), 2, "the change in the strip")
 
+    # A phone's width: one column, nothing wider than the screen, the longest state on one line.
+    b.driver.set_window_size(*PHONE)
+    b.wait_for(lambda: b.driver.execute_script(
+        "return document.documentElement.scrollWidth <= window.innerWidth"), 2, "no horizontal overflow")
+    lines = b.driver.execute_script(
+        "const r = document.createRange(); r.selectNodeContents(document.getElementById('state'));"
+        "return r.getClientRects().length")
+    assert lines == 1, f"'unreachable' takes {lines} lines on a phone"
+    b.driver.set_window_size(*DESKTOP)
+
     veth.link_up()
     veth.add_default_route()
     seconds = b.wait_text("state", "reachable", timeout=10.0)
@@ -286,12 +296,6 @@ def test_page_follows_the_link_down_and_up(veth, reachd_factory, browser):
     assert "unreachable → reachable" in after[0], after
     assert b.text("stream") == "live"
     assert b.text("state") == get_status(server.port, ns=veth.ns.name)["state"]
-
-    # A phone's width: one column, nothing wider than the screen.
-    b.driver.set_window_size(*PHONE)
-    b.wait_for(lambda: b.driver.execute_script(
-        "return document.documentElement.scrollWidth <= window.innerWidth"), 2, "no horizontal overflow")
-    assert b.driver.find_element(By.ID, "state").is_displayed()
 
     assert b.console_errors() == []
 

@@ -16,7 +16,7 @@ extension Page {
         #stream::before{content:"";display:inline-block;width:.6rem;height:.6rem;margin-right:.45rem;border-radius:50%;background:var(--idle)}
         #stream[data-tone=good]::before{background:#3fb950}#stream[data-tone=warn]::before{background:var(--warn);animation:blink 1s infinite}#stream[data-tone=bad]::before{background:var(--bad)}
         @keyframes blink{50%{opacity:.2}}
-        #state{font-size:clamp(3.2rem,13vw,9rem);font-weight:800;line-height:1.05;letter-spacing:-.02em;margin:.4rem 0 .2rem;overflow-wrap:anywhere}
+        #state{font-size:clamp(2.6rem,12vw,9rem);font-weight:800;line-height:1.05;letter-spacing:-.02em;margin:.4rem 0 .2rem;overflow-wrap:anywhere}
         #summary{font-size:clamp(1rem,2.4vw,1.35rem);opacity:.92}
         body.stale main,body.stale #state{opacity:.55}
         main{padding:1.25rem clamp(1rem,4vw,2.5rem) 2rem;display:grid;grid-template-columns:1fr 1fr;gap:1rem;max-width:110rem}
@@ -27,13 +27,14 @@ extension Page {
         .clip{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
         .good{color:#3fb950}.bad{color:var(--bad)}.warn{color:var(--warn)}.idle{color:var(--idle)}
         .wide{grid-column:1/-1}
+        #targets,#interfaces{max-height:36rem;overflow-y:auto}
         .row{padding:.6rem 0;border-top:1px solid var(--line)}.row:first-of-type{border-top:0;padding-top:0}
         .name{font-size:1.2rem;font-weight:700;margin-right:.5rem;overflow-wrap:anywhere}
         .badge{display:inline-block;padding:0 .55rem;margin:.1rem .3rem .1rem 0;border-radius:999px;border:1px solid currentColor;font-size:.85rem;font-weight:600}
         .detail{color:var(--muted);font-size:.9rem;overflow-wrap:anywhere}
         .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:var(--text)}
         .empty{color:var(--muted);font-style:italic}
-        #changes{list-style:none;margin:0;padding:0;max-height:20rem;overflow-y:auto}
+        #changes{list-style:none;margin:0;padding:0;max-height:26rem;overflow-y:auto}
         #changes li{display:flex;gap:.75rem;align-items:baseline;padding:.35rem .6rem;border-left:4px solid var(--idle);margin-bottom:.3rem;background:#0d1117}
         #changes li[data-tone=good]{border-color:var(--good)}#changes li[data-tone=bad]{border-color:var(--bad)}#changes li[data-tone=warn]{border-color:var(--warn)}
         #changes time,#changes .seq{color:var(--muted);font-variant-numeric:tabular-nums;white-space:nowrap}
