@@ -271,6 +271,14 @@ def test_page_follows_the_link_down_and_up(veth, reachd_factory, browser):
     before = b.changes()
     assert before and before[0].endswith("opened: reachable"), before
 
+    # Interface names are the kernel's, chosen by whoever may create links: text, never markup.
+    hostile = "<b>x&amp;"
+    veth.ns.ip("link", "add", hostile, "type", "veth", "peer", "name", f"e2e{veth.ns.number}z")
+    b.wait_for(lambda: hostile in b.text("interfaces"), 5, "the new interface, literally")
+    assert b.driver.find_elements(By.CSS_SELECTOR, "#interfaces b, #changes b") == []
+    assert any(f"{hostile} appeared" in c for c in b.changes()), b.changes()
+    before = b.changes()
+
     veth.link_down()
     seconds = b.wait_text("state", "unreachable", timeout=1.0)
     print(f"link down → page shows unreachable after {seconds * 1000:.0f} ms (no reload)")

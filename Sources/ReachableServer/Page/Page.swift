@@ -11,7 +11,7 @@
 /// with separate files: the page stays one request and one route.
 enum Page {
     static let styleHash = "sha256-ZvPv7i5ehbjRePtn84h5sUlUVl7JeKXCxRXGL+c1Uxc="
-    static let scriptHash = "sha256-VWQzZK5yB1DZ7Hqodqgv+DEIEpsdeyH4+Jcbza1BFp4="
+    static let scriptHash = "sha256-2RTcL2lj8NrwDo9LZOlT4y//P3bJzyLeI/Mk0eAY7rM="
 
     /// `require-trusted-types-for 'script'` makes Chromium refuse any string assigned to an HTML
     /// sink such as `innerHTML` (the page uses none: all text goes through `textContent`);

@@ -12,10 +12,11 @@ extension Page {
         "use strict";
         (() => {
           const $ = (id) => document.getElementById(id);
-          const TONES = { reachable: "good", full: "good", up: "good", unreachable: "bad", none: "bad",
-                          limited: "warn", portal: "warn" };
+          // A Map, not an object: a state or operState string never reaches Object.prototype.
+          const TONES = new Map([["reachable", "good"], ["full", "good"], ["up", "good"], ["unreachable", "bad"],
+                                 ["none", "bad"], ["limited", "warn"], ["portal", "warn"]]);
           const ICON = { good: "#2ea043", bad: "#da3633", warn: "#d29922", idle: "#8b949e" };
-          const tone = (state) => TONES[state] || "idle";
+          const tone = (state) => TONES.get(state) || "idle";
           let last = null, source = null, reading = false, retry = null;
 
           function el(tag, cls, text) {
