@@ -22,7 +22,7 @@ struct RouteTests {
         #expect(Route(method: method, path: "/events") == .problem(.badMethod))
     }
 
-    @Test(arguments: ["/", "/status/", "/STATUS", "/events/x", "//status", "/status%20", "/metrics"])
+    @Test(arguments: ["//", "/status/", "/STATUS", "/events/x", "//status", "/status%20", "/metrics"])
     func unknownPathsAreNotFoundWhateverTheMethod(path: String) {
         #expect(Route(method: "GET", path: path) == .problem(.notFound))
         #expect(Route(method: "POST", path: path) == .problem(.notFound))

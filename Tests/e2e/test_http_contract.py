@@ -201,7 +201,7 @@ def test_405_allow_header_spelling(reachd):
     assert response.header("allow").replace(" ", "") == "GET,HEAD"
 
 
-@pytest.mark.parametrize("path", ["/nope", "/", "/status/extra", "/eventsx", "/readyz/"])
+@pytest.mark.parametrize("path", ["/nope", "/index.html", "/status/extra", "/eventsx", "/readyz/"])
 def test_unknown_paths_404(reachd, path):
     response = http(reachd.port, "GET", path)
     check_problem(response, 404)

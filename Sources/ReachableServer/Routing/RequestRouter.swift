@@ -33,6 +33,8 @@ final class RequestRouter: HTTPHandler {
             return crossOrigin.preflight(request)
         }
         switch Route(request) {
+        case .page:
+            return HTTPResponse(status: 200, prepared: Page.response)
         case .status:
             if let origin = crossOrigin.allowedListedOrigin(of: request) {
                 // A listed origin is named in the answer, so this one answer has headers of its own.

@@ -1,6 +1,8 @@
 /// What a request asks for, decided from its method and path alone (the query string never
 /// changes routing; libmicrohttpd hands the path without it).
 enum Route: Equatable, Sendable {
+    /// `/`: the live page.
+    case page
     case status
     case events
     case liveness
@@ -28,6 +30,7 @@ enum Route: Equatable, Sendable {
         }
         let resource: Route? =
             switch path {
+            case "/": .page
             case "/status": .status
             case "/events": .events
             case "/healthz", "/livez": .liveness
