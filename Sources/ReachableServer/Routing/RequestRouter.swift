@@ -9,6 +9,7 @@ final class RequestRouter: HTTPHandler {
     private let readiness: [ReadinessCondition]
     private let isShuttingDown: @Sendable () -> Bool
     private let rejections: RejectionLog
+    private let metrics: ServerMetrics
 
     /// - Parameters:
     ///   - readiness: the conditions of `--ready-when`; `/readyz` passes when all hold.
@@ -16,7 +17,7 @@ final class RequestRouter: HTTPHandler {
     init(
         monitor: NetworkMonitor, snapshot: StatusSnapshot, hub: EventHub,
         readiness: [ReadinessCondition], isShuttingDown: @escaping @Sendable () -> Bool,
-        rejections: RejectionLog
+        rejections: RejectionLog, metrics: ServerMetrics = ServerMetrics()
     ) {
         self.monitor = monitor
         self.snapshot = snapshot
@@ -24,10 +25,18 @@ final class RequestRouter: HTTPHandler {
         self.readiness = readiness
         self.isShuttingDown = isShuttingDown
         self.rejections = rejections
+        self.metrics = metrics
     }
 
     func respond(to request: HTTPRequest, on connection: any StreamConnection) -> HTTPResponse {
-        switch Route(request) {
+        let route = Route(request)
+        let response = answer(route, request, on: connection)
+        metrics.countRequest(route, status: response.status)
+        return response
+    }
+
+    private func answer(_ route: Route, _ request: HTTPRequest, on connection: any StreamConnection) -> HTTPResponse {
+        switch route {
         case .status:
             return HTTPResponse(status: 200, prepared: snapshot.response)
         case .events where request.method == "HEAD":
@@ -37,6 +46,7 @@ final class RequestRouter: HTTPHandler {
         case .events:
             // `Last-Event-ID` and `?last_event_id=` are accepted and need nothing: status is
             // state, so every stream starts with the current document.
+            metrics.eventsSent(1)
             return HTTPResponse(status: 200, headers: Self.eventStreamHeaders, stream: hub.open(connection: connection))
         case .liveness:
             let (status, body) = HealthDocument.liveness(failure: monitor.failure)
@@ -46,6 +56,9 @@ final class RequestRouter: HTTPHandler {
                 status: snapshot.status, conditions: readiness, isShuttingDown: isShuttingDown()
             )
             return HTTPResponse(status: status, headers: Self.healthHeaders, body: body)
+        case .metrics:
+            // Rendered from values set when they changed: a scrape computes nothing.
+            return metrics.response(sseClients: hub.count)
         case .problem(let problem):
             rejections.rejected(request, status: problem.status)
             return problem.response

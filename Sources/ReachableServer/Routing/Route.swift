@@ -5,6 +5,7 @@ enum Route: Equatable, Sendable {
     case events
     case liveness
     case readiness
+    case metrics
     case problem(Problem)
 
     /// Methods every resource here answers.
@@ -27,6 +28,7 @@ enum Route: Equatable, Sendable {
             case "/events": .events
             case "/healthz", "/livez": .liveness
             case "/readyz": .readiness
+            case "/metrics": .metrics
             default: nil
             }
         guard let resource else {
