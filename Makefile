@@ -9,7 +9,7 @@ VENV := .venv-test
 DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev pkg-config
 # Test needs: curl and iproute2 for black-box tests, python3-venv for the pytest suite, dnsmasq
 # and openssl for the worlds the probe tests build (a real DNS server, a TLS server).
-DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver
+DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus
 
 .PHONY: run test deps test-deps build release format swift-test e2e packaging bench clean
 

@@ -5,8 +5,13 @@
 #      ones it loads on demand for probes (libcurl, c-ares, with their own) — is owned by a Debian
 #      package that the Dockerfile's runtime stage installs or that debian:bookworm-slim already
 #      contains; no Swift runtime library is linked dynamically; ca-certificates is installed.
-#   3. kubernetes: deploy/kubernetes/*.yaml validate against Kubernetes' schemas (offline).
+#   3. kubernetes: deploy/kubernetes/*.yaml validate against Kubernetes' schemas (offline); the
+#      prometheus-operator's kinds (PodMonitor, PrometheusRule) have no schema there and are
+#      checked in 5; any other kind without a schema (a misspelt apiVersion) fails.
 #   4. openapi: openapi.yaml is a valid OpenAPI document.
+#   5. monitoring: the PrometheusRule's groups pass `promtool check rules` and the alert tests
+#      in deploy/kubernetes/tests (`promtool test rules`); the PodMonitor, the prometheus.io/*
+#      annotations and the NetworkPolicy agree with the workloads' labels and named ports.
 #
 # The binary is built like the Dockerfile builds it, into .build-release, unless
 # REACHD_RELEASE_BIN names one already built that way. The build host must be Debian 12, as
@@ -21,6 +26,8 @@ cd "$ROOT"
 
 # Kubernetes schema version shipped inside kubernetes-validate 1.37.0 (no network needed).
 KUBERNETES_VERSION="${KUBERNETES_VERSION:-1.37.0}"
+# The prometheus-operator's custom resources: kubernetes-validate has no schema for them.
+CRD_KINDS="PodMonitor PrometheusRule"
 
 # Binary packages of debian:bookworm-slim (amd64), from docker-library/repo-info
 # repos/debian/local/bookworm-slim.md (image of 2026-09-18). It is Debian's Priority: required
@@ -233,10 +240,14 @@ check_kubernetes() {
         fail "kubernetes: no manifests in deploy/kubernetes"
         return
     fi
-    if output="$("$validator" --kubernetes-version "$KUBERNETES_VERSION" --strict "${files[@]}" 2>&1)"; then
-        pass "kubernetes: ${files[*]} valid for Kubernetes $KUBERNETES_VERSION (strict)"
-    else
+    if ! output="$("$validator" --kubernetes-version "$KUBERNETES_VERSION" --strict "${files[@]}" 2>&1)"; then
         fail "kubernetes: ${files[*]} against Kubernetes $KUBERNETES_VERSION"
+    elif grep "find schema" <<<"$output" | grep -vqE "kind (${CRD_KINDS// /|}) with api version monitoring\.coreos\.com/v1 "; then
+        # kubernetes-validate only warns about a kind it has no schema for: a built-in kind
+        # with a wrong apiVersion would pass unchecked.
+        fail "kubernetes: a manifest has a kind or apiVersion without a schema (not one of: $CRD_KINDS)"
+    else
+        pass "kubernetes: ${files[*]} valid for Kubernetes $KUBERNETES_VERSION (strict; $CRD_KINDS: see monitoring)"
     fi
     printf '%s\n' "$output" | sed 's/^/      /'
 }
@@ -256,10 +267,113 @@ check_openapi() {
     fi
 }
 
+# ------------------------------------------------------------------------------ 5. monitoring
+
+# The rule groups of every PrometheusRule, as a Prometheus rules file (`groups:`) in $1; then the
+# cross-checks of the PodMonitor, the prometheus.io/* annotations and the NetworkPolicy against
+# the workloads (Deployment, DaemonSet) in deploy/kubernetes. Prints one line per finding.
+monitoring_manifests() {
+    "$1" - "$2" deploy/kubernetes/*.yaml <<'PYTHON'
+import sys
+import yaml
+
+rules_path, files = sys.argv[1], sys.argv[2:]
+documents = []
+for path in files:
+    with open(path) as handle:
+        documents += [(path, doc) for doc in yaml.safe_load_all(handle) if doc]
+problems = []
+groups = [group for _, doc in documents if doc["kind"] == "PrometheusRule" for group in doc["spec"]["groups"]]
+if not groups:
+    problems.append("no PrometheusRule with rule groups")
+with open(rules_path, "w") as handle:
+    yaml.safe_dump({"groups": groups}, handle, sort_keys=False)
+
+workloads = [(path, doc) for path, doc in documents if doc["kind"] in ("Deployment", "DaemonSet")]
+
+def ports(doc):
+    return {port["name"]: port["containerPort"] for container in doc["spec"]["template"]["spec"]["containers"]
+            for port in container.get("ports", []) if "name" in port}
+
+def selected(selector, labels):
+    return all(labels.get(key) == value for key, value in selector.get("matchLabels", {}).items())
+
+for path, monitor in ((p, d) for p, d in documents if d["kind"] == "PodMonitor"):
+    spec = monitor["spec"]
+    matched = [(p, w) for p, w in workloads if selected(spec["selector"], w["spec"]["template"]["metadata"]["labels"])]
+    if not matched:
+        problems.append(f"{path}: PodMonitor {monitor['metadata']['name']} selects no workload here")
+    for endpoint in spec["podMetricsEndpoints"]:
+        if endpoint.get("path") != "/metrics":
+            problems.append(f"{path}: endpoint path {endpoint.get('path')!r} is not /metrics")
+        for p, workload in matched:
+            if endpoint["port"] not in ports(workload):
+                problems.append(f"{p}: {workload['metadata']['name']} has no port named {endpoint['port']!r}")
+
+for path, workload in workloads:
+    annotations = workload["spec"]["template"]["metadata"].get("annotations", {})
+    if annotations.get("prometheus.io/scrape") == "true":
+        if annotations.get("prometheus.io/path") != "/metrics":
+            problems.append(f"{path}: prometheus.io/path is not /metrics")
+        if annotations.get("prometheus.io/port") not in {str(number) for number in ports(workload).values()}:
+            problems.append(f"{path}: prometheus.io/port is none of the container's ports")
+
+for path, policy in ((p, d) for p, d in documents if d["kind"] == "NetworkPolicy"):
+    matched = [w for _, w in workloads if selected(policy["spec"]["podSelector"], w["spec"]["template"]["metadata"]["labels"])]
+    if not matched:
+        problems.append(f"{path}: NetworkPolicy {policy['metadata']['name']} selects no workload here")
+    for workload in matched:
+        if workload["spec"]["template"]["spec"].get("hostNetwork"):
+            problems.append(f"{path}: NetworkPolicy selects {workload['metadata']['name']}, a hostNetwork pod it cannot govern")
+        for rule in policy["spec"].get("ingress", []):
+            for port in rule.get("ports", []):
+                if isinstance(port.get("port"), str) and port["port"] not in ports(workload):
+                    problems.append(f"{path}: {workload['metadata']['name']} has no port named {port['port']!r}")
+print("\n".join(problems))
+PYTHON
+}
+
+check_monitoring() {
+    local promtool python scratch output findings
+    if ! promtool="$(tool promtool)"; then
+        fail "monitoring: promtool not installed (Debian package prometheus)"
+        return
+    fi
+    if ! python="$(tool python3)"; then
+        fail "monitoring: python3 not found"
+        return
+    fi
+    scratch="$(mktemp -d)"
+    if ! findings="$(monitoring_manifests "$python" "$scratch/reachd-rules.yaml" 2>&1)"; then
+        fail "monitoring: cannot read deploy/kubernetes"
+        printf '%s\n' "$findings" | sed 's/^/      /'
+    elif [[ -n "$findings" ]]; then
+        fail "monitoring: the manifests disagree"
+        printf '%s\n' "$findings" | sed 's/^/      /'
+    else
+        pass "monitoring: the PodMonitor, prometheus.io/* annotations and NetworkPolicy match the workloads' labels and ports"
+    fi
+    if output="$("$promtool" check rules "$scratch/reachd-rules.yaml" 2>&1)"; then
+        pass "monitoring: promtool check rules: the PrometheusRule's groups ($(grep -oE '[0-9]+ rules found' <<<"$output"))"
+    else
+        fail "monitoring: promtool check rules"
+        printf '%s\n' "$output" | sed 's/^/      /'
+    fi
+    cp deploy/kubernetes/tests/*.test.yaml "$scratch/"
+    if output="$(cd "$scratch" && "$promtool" test rules ./*.test.yaml 2>&1)"; then
+        pass "monitoring: promtool test rules: every alert fires when it should and only then ($(cd deploy/kubernetes/tests && echo *.test.yaml))"
+    else
+        fail "monitoring: promtool test rules"
+        printf '%s\n' "$output" | sed 's/^/      /'
+    fi
+    rm -rf "$scratch"
+}
+
 check_hadolint
 check_libraries
 check_kubernetes
 check_openapi
+check_monitoring
 
 if [[ $FAILED -ne 0 ]]; then
     echo "packaging checks FAILED"

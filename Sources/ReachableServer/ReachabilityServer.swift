@@ -16,6 +16,7 @@ public final class ReachabilityServer: Service, Sendable {
     private let snapshot: StatusSnapshot
     private let hub: EventHub
     private let router: RequestRouter
+    private let metrics: ServerMetrics
 
     /// The port actually listened on (the chosen one when configured as 0).
     public let port: Int
@@ -23,8 +24,14 @@ public final class ReachabilityServer: Service, Sendable {
     /// Binds the listening socket at once, so a bad address fails before anything runs; requests
     /// are answered from `run()` on, when the signal handlers are in place (a connection made
     /// earlier waits in the backlog).
-    public init(monitor: NetworkMonitor, configuration: ServerConfiguration, logger: Logger) throws {
+    ///
+    /// - Parameter metrics: what `/metrics` shows; the server keeps its document-derived values.
+    public init(
+        monitor: NetworkMonitor, configuration: ServerConfiguration, logger: Logger,
+        metrics: ServerMetrics = ServerMetrics()
+    ) throws {
         self.monitor = monitor
+        self.metrics = metrics
         self.configuration = configuration
         self.logger = logger
         let listening = try ListeningSocket(host: configuration.host, port: configuration.port)
@@ -36,10 +43,12 @@ public final class ReachabilityServer: Service, Sendable {
             initialFrame: EventFrame.status(status, json: status.jsonBytes()),
             retryMilliseconds: configuration.retryMilliseconds
         )
+        metrics.update(status)
+        metrics.recordSource(monitor.statistics)
         router = RequestRouter(
             monitor: monitor, snapshot: snapshot, hub: hub, readiness: configuration.readiness,
             isShuttingDown: { [daemon] in daemon.isDraining }, rejections: RejectionLog(logger: logger),
-            crossOrigin: configuration.allowOrigin
+            crossOrigin: configuration.allowOrigin, metrics: metrics
         )
     }
 
@@ -49,6 +58,10 @@ public final class ReachabilityServer: Service, Sendable {
             // A child task, so it has ended before `drain` stops the daemon: a heartbeat's late
             // resume can never meet `MHD_stop_daemon`.
             group.addTask { await self.sendHeartbeats() }
+            // The netlink counters follow every batch, even one that changes no document.
+            group.addTask {
+                for await _ in self.monitor.networkChanges { self.metrics.recordSource(self.monitor.statistics) }
+            }
             await withGracefulShutdownHandler {
                 // Ends when the monitor closes (shutdown) or this task is cancelled.
                 for await status in monitor.updates {
@@ -73,7 +86,9 @@ public final class ReachabilityServer: Service, Sendable {
     private func publish(_ status: ReachabilityStatus) {
         guard status.sequence != snapshot.status.sequence else { return }
         let frame = snapshot.update(status)
-        hub.publish(frame)
+        metrics.eventsSent(hub.publish(frame))
+        metrics.update(status)
+        metrics.recordSource(monitor.statistics)
         var metadata: Logger.Metadata = [
             "state": "\(status.state.rawValue)", "sequence": "\(status.sequence)",
             "ipv4": "\(status.path.ipv4)", "ipv6": "\(status.path.ipv6)",

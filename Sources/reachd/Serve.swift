@@ -42,9 +42,10 @@ extension ServeOptions {
             logger.critical("cannot observe the network: \(error)")
             throw ExitCode(1)
         }
+        let metrics = ServerMetrics(version: Reachd.version)
         let service: ReachabilityServer
         do {
-            service = try ReachabilityServer(monitor: monitor, configuration: server, logger: logger)
+            service = try ReachabilityServer(monitor: monitor, configuration: server, logger: logger, metrics: metrics)
         } catch {
             monitor.close()
             logger.critical("cannot serve on --host \(server.host) --port \(server.port): \(error)")
@@ -53,7 +54,9 @@ extension ServeOptions {
         // Outbound probes only when targets or a connectivity URL are configured.
         let prober: ProbeService?
         do {
-            prober = try ProbeService.start(probes, monitor: monitor)
+            prober = try ProbeService.start(probes, monitor: monitor) { target, duration in
+                metrics.recordProbe(target: target, duration: duration)
+            }
         } catch {
             monitor.close()
             logger.critical("cannot start the probes: \(error)")

@@ -36,7 +36,7 @@ struct RequestRouterTests {
         return (router ?? self.router()).respond(to: request, on: RecordingConnection())
     }
 
-    static let paths = ["/status", "/events", "/healthz", "/livez", "/readyz"]
+    static let paths = ["/status", "/events", "/healthz", "/livez", "/readyz", "/metrics"]
 
     @Test(arguments: ["GET", "HEAD"])
     func statusServesTheDocumentPreparedOnce(method: String) throws {
@@ -177,7 +177,7 @@ struct RequestRouterTests {
         #expect(respond("GET", "/status", version: version).status == 200)
     }
 
-    @Test(arguments: ["//", "/status/", "/STATUS", "/events/x", "//status", "/status%00", "/metrics", "/status?x=1"])
+    @Test(arguments: ["//", "/status/", "/STATUS", "/events/x", "//status", "/status%00", "/metrics/", "/status?x=1"])
     func unknownPathsAreNotFoundWhateverTheMethod(path: String) {
         for method in ["GET", "HEAD", "POST", "BREW"] {
             let response = respond(method, path)

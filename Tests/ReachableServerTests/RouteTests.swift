@@ -10,6 +10,7 @@ struct RouteTests {
         #expect(Route(method: method, path: "/healthz") == .liveness)
         #expect(Route(method: method, path: "/livez") == .liveness)
         #expect(Route(method: method, path: "/readyz") == .readiness)
+        #expect(Route(method: method, path: "/metrics") == .metrics)
     }
 
     @Test(arguments: ["POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "FOO", "get"])
@@ -22,7 +23,7 @@ struct RouteTests {
         #expect(Route(method: method, path: "/events") == .problem(.badMethod))
     }
 
-    @Test(arguments: ["//", "/status/", "/STATUS", "/events/x", "//status", "/status%20", "/metrics"])
+    @Test(arguments: ["//", "/status/", "/STATUS", "/events/x", "//status", "/status%20", "/metrics/", "/METRICS"])
     func unknownPathsAreNotFoundWhateverTheMethod(path: String) {
         #expect(Route(method: "GET", path: path) == .problem(.notFound))
         #expect(Route(method: "POST", path: path) == .problem(.notFound))

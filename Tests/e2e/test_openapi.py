@@ -91,7 +91,7 @@ def test_spec_is_valid_openapi_3_1(spec):
 
 
 def test_spec_documents_every_route_with_get_and_head_only(spec):
-    assert set(spec["paths"]) == {"/status", "/events", "/healthz", "/livez", "/readyz"}
+    assert set(spec["paths"]) == {"/", "/status", "/events", "/healthz", "/livez", "/readyz", "/metrics"}
     for path, item in spec["paths"].items():
         methods = {key for key in item if key in ("get", "head", "post", "put", "delete", "patch", "options", "trace")}
         # OPTIONS is the CORS preflight, answered only with --allow-origin, only where it applies.

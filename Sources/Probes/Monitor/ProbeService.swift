@@ -12,15 +12,17 @@ public final class ProbeService: Sendable {
     /// Starts probing at once. Call on a thread in the monitor's network namespace (the route
     /// checker's socket is opened in the caller's).
     ///
+    /// - Parameter onProbe: every finished target probe's duration (see `TargetProber`).
     /// - Returns: `nil` when nothing is configured.
     public static func start(
-        _ configuration: ProbeConfiguration, monitor: NetworkMonitor, trustedCertificates: String? = nil
+        _ configuration: ProbeConfiguration, monitor: NetworkMonitor, trustedCertificates: String? = nil,
+        onProbe: (@Sendable (_ target: String, _ duration: Duration) -> Void)? = nil
     ) throws -> ProbeService? {
         guard !configuration.isEmpty else { return nil }
         let engine = try ProbeEngine(resolver: configuration.resolver, trustedCertificates: trustedCertificates)
         do {
             let routes = try RouteChecker(monitor: monitor)
-            return ProbeService(configuration, engine: engine, routes: routes, monitor: monitor)
+            return ProbeService(configuration, engine: engine, routes: routes, monitor: monitor, onProbe: onProbe)
         } catch {
             engine.stop()
             throw error
@@ -28,12 +30,15 @@ public final class ProbeService: Sendable {
     }
 
     private init(
-        _ configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker, monitor: NetworkMonitor
+        _ configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker, monitor: NetworkMonitor,
+        onProbe: (@Sendable (String, Duration) -> Void)?
     ) {
         self.engine = engine
         targets =
             configuration.targets.isEmpty
-            ? nil : TargetProber(configuration: configuration, engine: engine, routes: routes, monitor: monitor)
+            ? nil
+            : TargetProber(
+                configuration: configuration, engine: engine, routes: routes, monitor: monitor, onProbe: onProbe)
         connectivity = configuration.connectivity.map {
             ConnectivityChecker(
                 spec: $0, configuration: configuration, engine: engine, routes: routes, monitor: monitor)

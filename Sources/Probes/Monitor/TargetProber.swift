@@ -35,11 +35,17 @@ public final class TargetProber: Sendable {
     private let evaluator: TargetEvaluator
     private let interval: Duration
     private let timeout: Duration
+    private let onProbe: (@Sendable (_ target: String, _ duration: Duration) -> Void)?
 
     /// - Parameters:
     ///   - monitor: its document already lists the targets as `unknown`
     ///     (`ProbeConfiguration.initialTargets`), so their `since` is kept.
-    public init(configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker, monitor: NetworkMonitor) {
+    ///   - onProbe: called on the engine thread with every finished probe's duration (for
+    ///     metrics: durations are not in the document); it must return at once.
+    public init(
+        configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker, monitor: NetworkMonitor,
+        onProbe: (@Sendable (_ target: String, _ duration: Duration) -> Void)? = nil
+    ) {
         let listed = monitor.current.targets
         slots = Mutex(
             configuration.targets.enumerated().map { index, spec in
@@ -53,6 +59,7 @@ public final class TargetProber: Sendable {
         evaluator = TargetEvaluator(failureThreshold: configuration.targetFailures)
         interval = configuration.targetInterval
         timeout = configuration.targetTimeout
+        self.onProbe = onProbe
     }
 
     /// Probes every target now, then on every network change and interval.
@@ -127,6 +134,7 @@ public final class TargetProber: Sendable {
         }
         if rerun { return begin(index) }
         guard current else { return }
+        onProbe?(slots.withLock { $0[index].spec.name }, duration)
         publish()
         pipeline.engine.schedule(key: index, at: .now + interval) { [self] in begin(index) }
     }

@@ -49,13 +49,15 @@ final class EventHub: Sendable {
         for waiter in waiters { waiter.fire() }
     }
 
-    /// Hands a change's frame, encoded once, to every stream.
-    func publish(_ frame: [UInt8]) {
+    /// Hands a change's frame, encoded once, to every stream; returns how many streams it went to.
+    @discardableResult
+    func publish(_ frame: [UInt8]) -> Int {
         let streams = state.withLock { state in
             state.latestFrame = frame
             return Array(state.streams.values)
         }
         for stream in streams { stream.offer(frame: frame) }
+        return streams.count
     }
 
     func heartbeat() {

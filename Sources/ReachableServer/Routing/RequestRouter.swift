@@ -10,6 +10,7 @@ final class RequestRouter: HTTPHandler {
     private let isShuttingDown: @Sendable () -> Bool
     private let rejections: RejectionLog
     private let crossOrigin: CrossOrigin
+    private let metrics: ServerMetrics
 
     /// - Parameters:
     ///   - readiness: the conditions of `--ready-when`; `/readyz` passes when all hold.
@@ -17,7 +18,7 @@ final class RequestRouter: HTTPHandler {
     init(
         monitor: NetworkMonitor, snapshot: StatusSnapshot, hub: EventHub,
         readiness: [ReadinessCondition], isShuttingDown: @escaping @Sendable () -> Bool,
-        rejections: RejectionLog, crossOrigin: CrossOriginPolicy = .none
+        rejections: RejectionLog, crossOrigin: CrossOriginPolicy = .none, metrics: ServerMetrics = ServerMetrics()
     ) {
         self.crossOrigin = CrossOrigin(policy: crossOrigin)
         self.monitor = monitor
@@ -26,13 +27,23 @@ final class RequestRouter: HTTPHandler {
         self.readiness = readiness
         self.isShuttingDown = isShuttingDown
         self.rejections = rejections
+        self.metrics = metrics
     }
 
     func respond(to request: HTTPRequest, on connection: any StreamConnection) -> HTTPResponse {
         if crossOrigin.isEnabled, request.method == "OPTIONS", Route.isCrossOriginReadable(request.path) {
-            return crossOrigin.preflight(request)
+            let response = crossOrigin.preflight(request)
+            metrics.countPreflight(status: response.status)
+            return response
         }
-        switch Route(request) {
+        let route = Route(request)
+        let response = answer(route, request, on: connection)
+        metrics.countRequest(route, status: response.status)
+        return response
+    }
+
+    private func answer(_ route: Route, _ request: HTTPRequest, on connection: any StreamConnection) -> HTTPResponse {
+        switch route {
         case .page:
             return HTTPResponse(status: 200, prepared: Page.response)
         case .status:
@@ -52,6 +63,7 @@ final class RequestRouter: HTTPHandler {
         case .events:
             // `Last-Event-ID` and `?last_event_id=` are accepted and need nothing: status is
             // state, so every stream starts with the current document.
+            metrics.eventsSent(1)
             return HTTPResponse(
                 status: 200, headers: Self.eventStreamHeaders + crossOrigin.headers(for: request),
                 stream: hub.open(connection: connection))
@@ -63,6 +75,9 @@ final class RequestRouter: HTTPHandler {
                 status: snapshot.status, conditions: readiness, isShuttingDown: isShuttingDown()
             )
             return HTTPResponse(status: status, headers: Self.healthHeaders, body: body)
+        case .metrics:
+            // Rendered from values set when they changed: a scrape computes nothing.
+            return metrics.response(sseClients: hub.count)
         case .problem(let problem):
             rejections.rejected(request, status: problem.status)
             return problem.response

@@ -7,6 +7,7 @@ enum Route: Equatable, Sendable {
     case events
     case liveness
     case readiness
+    case metrics
     case problem(Problem)
 
     /// The resources `--allow-origin` opens to other origins' pages.
@@ -35,6 +36,7 @@ enum Route: Equatable, Sendable {
             case "/events": .events
             case "/healthz", "/livez": .liveness
             case "/readyz": .readiness
+            case "/metrics": .metrics
             default: nil
             }
         guard let resource else {

@@ -1,0 +1,271 @@
+import Foundation
+import Logging
+import Reachable
+import Testing
+
+@testable import ReachableServer
+
+/// The exposition text for given documents: names, HELP and TYPE, labels, zeros from the start,
+/// series that go with their interface, and the counters' deltas.
+struct ServerMetricsTests {
+    /// The text format, read back: samples by `name{labels}` exactly as written, HELP and TYPE
+    /// by family.
+    private struct Exposition {
+        var samples: [String: Double] = [:]
+        var help: [String: String] = [:]
+        var type: [String: String] = [:]
+
+        init(_ bytes: [UInt8]) {
+            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+                if line.hasPrefix("# HELP ") {
+                    let rest = line.dropFirst(7)
+                    let space = rest.firstIndex(of: " ")!
+                    help[String(rest[..<space])] = String(rest[rest.index(after: space)...])
+                } else if line.hasPrefix("# TYPE ") {
+                    let parts = line.split(separator: " ")
+                    type[String(parts[2])] = String(parts[3])
+                } else {
+                    let space = line.lastIndex(of: " ")!
+                    samples[String(line[..<space])] = Double(line[line.index(after: space)...])
+                }
+            }
+        }
+
+        /// The value of one series; labels in the order they are written.
+        subscript(_ name: String, _ labels: [(String, String)] = []) -> Double? {
+            let rendered = labels.isEmpty ? "" : "{" + labels.map { "\($0)=\"\($1)\"" }.joined(separator: ",") + "}"
+            return samples[name + rendered]
+        }
+
+        /// Every series of a family (histogram parts included).
+        func series(of family: String) -> [String] {
+            samples.keys.filter { $0 == family || $0.hasPrefix(family + "{") || $0.hasPrefix(family + "_") }
+        }
+    }
+
+    private static let since = Date(timeIntervalSince1970: 1_763_700_000.125)
+
+    private static func eth0(_ operState: String = "up", kind: String? = "veth") -> InterfaceStatus {
+        InterfaceStatus(
+            name: "eth0", index: 2, transport: .ethernet, kind: kind, operState: operState, isDefaultRoute: true,
+            addresses: ["198.18.0.2/24"])
+    }
+
+    private static let wlan0 = InterfaceStatus(
+        name: "wlan0", index: 3, transport: .wifi, kind: nil, operState: "down", isDefaultRoute: false,
+        addresses: [])
+
+    private static func document(
+        _ state: NetworkPath.State = .reachable, interfaces: [InterfaceStatus] = [eth0(), wlan0],
+        targets: [TargetStatus] = [], connectivity: ConnectivityStatus? = nil, sequence: UInt64 = 1
+    ) -> ReachabilityStatus {
+        ReachabilityStatus(
+            path: NetworkPath(
+                state: state, ipv4: state == .reachable, ipv6: false,
+                transport: TransportSet(ethernet: state == .reachable), isDataMetered: false, interfaces: interfaces),
+            targets: targets, connectivity: connectivity, sequence: sequence, changedAt: since)
+    }
+
+    private func render(_ metrics: ServerMetrics, sseClients: Int = 0) -> Exposition {
+        Exposition(metrics.render(sseClients: sseClients))
+    }
+
+    @Test func everyFamilyHasHelpAndAType() {
+        let metrics = ServerMetrics(version: "1.2.3")
+        metrics.update(
+            Self.document(targets: [TargetStatus(name: "db", url: "tcp://db.test:5432", since: Self.since)]))
+        let text = render(metrics)
+        let families = [
+            "reachd_build_info", "reachd_state", "reachd_family_reachable", "reachd_transport_active",
+            "reachd_data_metered", "reachd_status_updates_total", "reachd_last_change_timestamp_seconds",
+            "reachd_interface_up", "reachd_interface_info", "reachd_target_up",
+            "reachd_target_probe_duration_seconds", "reachd_connectivity_state", "reachd_sse_clients",
+            "reachd_sse_events_sent_total", "reachd_netlink_messages_total",
+            "reachd_netlink_malformed_messages_total", "reachd_netlink_resyncs_total", "reachd_http_requests_total",
+        ]
+        #expect(Set(text.type.keys) == Set(families))
+        for family in families {
+            #expect(text.help[family]?.isEmpty == false, "\(family) has HELP")
+            #expect(!text.series(of: family).isEmpty, "\(family) has series")
+        }
+        for (family, type) in text.type {
+            #expect(
+                (type == "counter") == family.hasSuffix("_total"), "\(family): counters and only they end in _total")
+        }
+        #expect(text.type["reachd_target_probe_duration_seconds"] == "histogram")
+        let buildInfo = text.series(of: "reachd_build_info")
+        #expect(buildInfo.count == 1)
+        #expect(buildInfo.first?.hasPrefix(#"reachd_build_info{version="1.2.3",libmicrohttpd=""#) == true)
+        #expect(buildInfo.first.flatMap { text.samples[$0] } == 1)
+        #expect(text.samples.keys.allSatisfy { $0.hasPrefix("reachd_") })
+    }
+
+    @Test func everyLabelledSeriesExistsFromTheStartAtZero() {
+        let text = render(ServerMetrics())
+        for state in ["unknown", "reachable", "unreachable"] {
+            #expect(text["reachd_state", [("state", state)]] == 0)
+        }
+        for family in ["ipv4", "ipv6"] {
+            #expect(text["reachd_family_reachable", [("family", family)]] == 0)
+        }
+        for transport in ["wifi", "cellular", "ethernet", "other"] {
+            #expect(text["reachd_transport_active", [("transport", transport)]] == 0)
+        }
+        for state in ["disabled", "unknown", "none", "limited", "portal", "full"] {
+            #expect(text["reachd_connectivity_state", [("state", state)]] == 0)
+        }
+        let requests: [(String, String)] = [
+            ("status", "200"), ("events", "200"), ("liveness", "200"), ("liveness", "503"), ("readiness", "200"),
+            ("readiness", "503"), ("metrics", "200"), ("not_found", "404"), ("invalid", "400"), ("invalid", "405"),
+        ]
+        for (route, code) in requests {
+            #expect(text["reachd_http_requests_total", [("route", route), ("code", code)]] == 0)
+        }
+        for counter in [
+            "reachd_status_updates_total", "reachd_sse_events_sent_total", "reachd_netlink_messages_total",
+            "reachd_netlink_malformed_messages_total", "reachd_netlink_resyncs_total",
+        ] {
+            #expect(text[counter] == 0)
+        }
+    }
+
+    @Test func theDocumentSetsTheGauges() {
+        let metrics = ServerMetrics()
+        let db = TargetStatus(name: "db", url: "tcp://db.test:5432", state: .reachable, since: Self.since)
+        let api = TargetStatus(
+            name: "api", url: "http://api.test/", state: .unreachable, reason: .timeout, since: Self.since)
+        let full = ConnectivityStatus(state: .full, url: "http://check.test/", since: Self.since)
+        metrics.update(Self.document(targets: [db, api], connectivity: full, sequence: 7))
+        let text = render(metrics, sseClients: 3)
+        #expect(text["reachd_state", [("state", "reachable")]] == 1)
+        #expect(text["reachd_state", [("state", "unknown")]] == 0)
+        #expect(text["reachd_state", [("state", "unreachable")]] == 0)
+        #expect(text["reachd_family_reachable", [("family", "ipv4")]] == 1)
+        #expect(text["reachd_family_reachable", [("family", "ipv6")]] == 0)
+        #expect(text["reachd_transport_active", [("transport", "ethernet")]] == 1)
+        #expect(text["reachd_transport_active", [("transport", "wifi")]] == 0)
+        #expect(text["reachd_data_metered"] == 0)
+        #expect(text["reachd_status_updates_total"] == 7)
+        #expect(text["reachd_last_change_timestamp_seconds"] == 1_763_700_000.125)
+        #expect(text["reachd_interface_up", [("device", "eth0")]] == 1)
+        #expect(text["reachd_interface_up", [("device", "wlan0")]] == 0)
+        #expect(text["reachd_interface_info", [("device", "eth0"), ("transport", "ethernet"), ("kind", "veth")]] == 1)
+        #expect(text["reachd_interface_info", [("device", "wlan0"), ("transport", "wifi"), ("kind", "")]] == 1)
+        #expect(text["reachd_target_up", [("target", "db")]] == 1)
+        #expect(text["reachd_target_up", [("target", "api")]] == 0)
+        #expect(text["reachd_target_probe_duration_seconds_count", [("target", "db")]] == 0)
+        #expect(text["reachd_connectivity_state", [("state", "full")]] == 1)
+        #expect(text["reachd_connectivity_state", [("state", "disabled")]] == 0)
+        #expect(text["reachd_sse_clients"] == 3)
+    }
+
+    @Test func interfacesThatAreGoneLoseTheirSeries() {
+        let metrics = ServerMetrics()
+        metrics.update(Self.document())
+        metrics.update(Self.document(.unreachable, interfaces: [Self.eth0("down")], sequence: 2))
+        var text = render(metrics)
+        #expect(text["reachd_interface_up", [("device", "eth0")]] == 0)
+        #expect(text["reachd_interface_up", [("device", "wlan0")]] == nil)
+        #expect(text.series(of: "reachd_interface_info").count == 1)
+        #expect(text["reachd_state", [("state", "unreachable")]] == 1)
+        #expect(text["reachd_state", [("state", "reachable")]] == 0)
+
+        // Its kind changed (a device of the same name made anew): the old info series goes.
+        metrics.update(Self.document(interfaces: [Self.eth0(kind: "bridge")], sequence: 3))
+        text = render(metrics)
+        #expect(
+            text.series(of: "reachd_interface_info") == [
+                #"reachd_interface_info{device="eth0",transport="ethernet",kind="bridge"}"#
+            ])
+
+        // None left: the families go (Prometheus sees the series end), and come back with one.
+        metrics.update(Self.document(.unreachable, interfaces: [], sequence: 4))
+        text = render(metrics)
+        #expect(text.series(of: "reachd_interface_up").isEmpty)
+        #expect(text.series(of: "reachd_interface_info").isEmpty)
+        metrics.update(Self.document(interfaces: [Self.wlan0], sequence: 5))
+        #expect(
+            render(metrics)["reachd_interface_info", [("device", "wlan0"), ("transport", "wifi"), ("kind", "")]] == 1)
+    }
+
+    @Test func labelValuesAreEscaped() {
+        let metrics = ServerMetrics()
+        let odd = InterfaceStatus(
+            name: #"we"ird\"#, index: 9, transport: .other, kind: nil, operState: "up", isDefaultRoute: false,
+            addresses: [])
+        metrics.update(Self.document(interfaces: [odd]))
+        let text = String(decoding: metrics.render(sseClients: 0), as: UTF8.self)
+        #expect(text.contains(#"reachd_interface_up{device="we\"ird\\"} 1"#))
+    }
+
+    @Test func countersAddDeltas() {
+        let metrics = ServerMetrics()
+        metrics.update(Self.document(sequence: 3))
+        metrics.update(Self.document(sequence: 3))
+        metrics.update(Self.document(sequence: 9))
+        var statistics = SourceStatistics()
+        statistics.messages = 40
+        statistics.malformedMessages = 2
+        statistics.resyncs = 1
+        metrics.recordSource(statistics)
+        metrics.recordSource(statistics)
+        statistics.messages = 45
+        metrics.recordSource(statistics)
+        metrics.eventsSent(4)
+        metrics.eventsSent(0)
+        let text = render(metrics)
+        #expect(text["reachd_status_updates_total"] == 9)
+        #expect(text["reachd_netlink_messages_total"] == 45)
+        #expect(text["reachd_netlink_malformed_messages_total"] == 2)
+        #expect(text["reachd_netlink_resyncs_total"] == 1)
+        #expect(text["reachd_sse_events_sent_total"] == 4)
+    }
+
+    @Test func probeDurationsFillTheHistogram() {
+        let metrics = ServerMetrics()
+        metrics.update(Self.document(targets: [TargetStatus(name: "db", url: "tcp://db.test:1", since: Self.since)]))
+        metrics.recordProbe(target: "db", duration: .milliseconds(20))
+        metrics.recordProbe(target: "db", duration: .seconds(4))
+        let text = render(metrics)
+        let db = [("target", "db")]
+        #expect(text["reachd_target_probe_duration_seconds_count", db] == 2)
+        #expect(text["reachd_target_probe_duration_seconds_sum", db] == 4.02)
+        #expect(text["reachd_target_probe_duration_seconds_bucket", db + [("le", "0.01")]] == 0)
+        #expect(text["reachd_target_probe_duration_seconds_bucket", db + [("le", "0.025")]] == 1)
+        #expect(text["reachd_target_probe_duration_seconds_bucket", db + [("le", "5.0")]] == 2)
+        #expect(text["reachd_target_probe_duration_seconds_bucket", db + [("le", "+Inf")]] == 2)
+    }
+
+    @Test func requestsAreCountedByRouteAndCodeNeverByPath() {
+        let metrics = ServerMetrics()
+        let status = Self.document()
+        let snapshot = StatusSnapshot(status)
+        let router = RequestRouter(
+            monitor: NetworkMonitor.shared, snapshot: snapshot,
+            hub: EventHub(initialFrame: EventFrame.status(status, json: status.jsonBytes()), retryMilliseconds: 2000),
+            readiness: [.reachable], isShuttingDown: { false },
+            rejections: RejectionLog(logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }),
+            metrics: metrics)
+        for (method, path, version) in [
+            ("GET", "/status", "HTTP/1.1"), ("HEAD", "/status", "HTTP/1.1"), ("GET", "/readyz", "HTTP/1.1"),
+            ("GET", "/nope-1", "HTTP/1.1"), ("GET", "/nope-2", "HTTP/1.1"), ("DELETE", "/status", "HTTP/1.1"),
+            ("GET", "/status", "HTTP/2.0"), ("GET", "/metrics", "HTTP/1.1"),
+        ] {
+            _ = router.respond(
+                to: HTTPRequest(method: method, path: path, version: version), on: RecordingConnection())
+        }
+        let response = router.respond(
+            to: HTTPRequest(method: "GET", path: "/metrics", version: "HTTP/1.1"), on: RecordingConnection())
+        #expect(response.status == 200)
+        #expect(response.header("Content-Type") == "text/plain; version=0.0.4; charset=utf-8")
+        let text = Exposition(response.bodyBytes ?? [])
+        #expect(text["reachd_http_requests_total", [("route", "status"), ("code", "200")]] == 2)
+        #expect(text["reachd_http_requests_total", [("route", "readiness"), ("code", "200")]] == 1)
+        #expect(text["reachd_http_requests_total", [("route", "not_found"), ("code", "404")]] == 2)
+        #expect(text["reachd_http_requests_total", [("route", "invalid"), ("code", "405")]] == 1)
+        #expect(text["reachd_http_requests_total", [("route", "invalid"), ("code", "400")]] == 1)
+        #expect(text["reachd_http_requests_total", [("route", "metrics"), ("code", "200")]] == 1, "this one not yet")
+        #expect(!text.samples.keys.contains { $0.contains("nope") })
+        #expect(text.series(of: "reachd_http_requests_total").count == RouteLabel.codes.flatMap(\.1).count)
+    }
+}
