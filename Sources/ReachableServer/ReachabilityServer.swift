@@ -56,7 +56,7 @@ public final class ReachabilityServer: Service, Sendable {
         try daemon.start(handler: router)
         await withTaskGroup(of: Void.self) { group in
             // A child task, so it has ended before `drain` stops the daemon: a heartbeat's late
-            // resume can never meet `MHD_stop_daemon`.
+            // resume can never meet the daemon's stop (which aborts on a suspended connection).
             group.addTask { await self.sendHeartbeats() }
             // The netlink counters follow every batch, even one that changes no document.
             group.addTask {

@@ -1,5 +1,4 @@
 import ArgumentParser
-import CMicroHTTPD
 import FoundationEssentials
 import Logging
 import Probes
@@ -67,7 +66,7 @@ extension ServeOptions {
             "reachd listening",
             metadata: [
                 "address": "\(server.host):\(service.port)", "version": "\(Reachd.version)",
-                "libmicrohttpd": "\(String(cString: MHD_get_version()))",
+                "libmicrohttpd": "\(EngineVersion.libmicrohttpd)",
                 "state": "\(monitor.current.state.rawValue)", "readyWhen": "\(server.readiness.commaSeparated)",
                 "targets": "\(probes.targets.count)",
                 "connectivity": "\(probes.connectivity?.url.text ?? "disabled")",

@@ -1,4 +1,3 @@
-import CMicroHTTPD
 import FoundationEssentials
 public import Prometheus
 public import Reachable
@@ -80,7 +79,7 @@ public final class ServerMetrics: Sendable {
             registry.makeCounter(descriptor: Self.name(name, help), labels: labels)
         }
 
-        let libmicrohttpd = String(cString: MHD_get_version())
+        let libmicrohttpd = EngineVersion.libmicrohttpd
         gauge("build_info", Help.buildInfo, [("version", version), ("libmicrohttpd", libmicrohttpd)]).set(to: 1)
 
         states = Dictionary(

@@ -1,8 +1,8 @@
 import Foundation
 
 /// A process a test starts (dnsmasq, openssl) and always ends: `posix_spawn`, then `kill` and
-/// `waitpid`. Not `Foundation.Process`: its `waitUntilExit` can hang on Linux
-/// (swift-corelibs-foundation issue 4795).
+/// `waitpid`. Not `Foundation.Process`: on Linux its wait for a child's end can hang when
+/// processes start concurrently (swift-corelibs-foundation issue 4795).
 final class ChildProcess: @unchecked Sendable {
     let pid: pid_t
     let executable: String

@@ -1,0 +1,12 @@
+import CMicroHTTPD
+import Glibc
+
+/// The HTTP engine's version, for the start-up log and `reachd_build_info`.
+public enum EngineVersion {
+    /// libmicrohttpd's own version string (`0.9.75`).
+    public static let libmicrohttpd: String = {
+        guard let text = MHD_get_version() else { return "unknown" }
+        let bytes = UnsafeRawBufferPointer(start: text, count: strlen(text))
+        return String(decoding: bytes, as: UTF8.self)
+    }()
+}
