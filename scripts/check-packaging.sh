@@ -70,7 +70,7 @@ check_hadolint() {
         return
     fi
     if output="$("$hadolint" --config "$ROOT/.hadolint.yaml" --no-color Dockerfile 2>&1)"; then
-        pass "hadolint: Dockerfile has no findings ($("$hadolint" --version | head -1))"
+        pass "hadolint: Dockerfile has no findings ($("$hadolint" --version | sed -n 1p))"
     else
         fail "hadolint: Dockerfile"
         printf '%s\n' "$output" | sed 's/^/      /'
@@ -102,7 +102,7 @@ owning_package() {
     real="$(readlink -f "$path")"
     for candidate in "$path" "$real" "/usr$path" "/usr$real" "${path#/usr}" "${real#/usr}"; do
         [[ "$candidate" == /* ]] || continue
-        if answer="$(dpkg -S "$candidate" 2>/dev/null | grep -v '^diversion' | head -1)" && [[ -n "$answer" ]]; then
+        if answer="$(dpkg -S "$candidate" 2>/dev/null | grep -v '^diversion' | sed -n 1p)" && [[ -n "$answer" ]]; then
             # "libc6:amd64: /lib/x86_64-linux-gnu/libc.so.6" (several packages: "a, b: path")
             answer="${answer%%: /*}"
             answer="${answer%%,*}"
@@ -136,7 +136,7 @@ check_owned() {
     elif grep -qxF "$package" <<<"$allowed"; then
         if grep -qxF "$package" <<<"$runtime"; then
             info "$(basename "$path") <- $package (runtime stage${why:+, $why})"
-        elif ! printf '%s\n' $BASE_PACKAGES | grep -qxF "$package"; then
+        elif ! grep -qxF "$package" <<<"$(printf '%s\n' $BASE_PACKAGES)"; then
             info "$(basename "$path") <- $package (a dependency of the runtime stage's packages${why:+, $why})"
         else
             info "$(basename "$path") <- $package (debian:bookworm-slim${why:+, $why})"
@@ -208,7 +208,9 @@ check_libraries() {
     # the first soname of each list in the loader, what it links, and the system CAs for TLS.
     local soname library
     for soname in $(grep -oE '_names\[\] = \{"[^"]+"' Sources/CProbeLibraries/loader.c | grep -oE 'lib[^"]+'); do
-        library="$(ldconfig -p | awk -v name="$soname" '$1 == name && /x86-64/ { print $NF; exit }')"
+        # awk reads to the end (no early `exit`): under pipefail, ldconfig would otherwise die of
+        # SIGPIPE and take the script with it.
+        library="$(ldconfig -p | awk -v name="$soname" '$1 == name && /x86-64/ && !found { print $NF; found = 1 }')"
         if [[ -z "$library" ]]; then
             fail "libraries: $soname (loaded on demand) is not installed on the build host"
             bad=1
