@@ -1,0 +1,58 @@
+"""libcurl and c-ares are loaded on demand: without them a reachd with no probes serves as
+always, and one with a target refuses to start saying which library is missing. The library is
+hidden for real: a private mount namespace binds an empty file over c-ares' shared object."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from reachd_process import free_port, reachd_binary
+
+
+def hidden_ares_command(*args: str) -> list[str]:
+    library = Path("/usr/lib/x86_64-linux-gnu/libcares.so.2").resolve()
+    if not library.exists():
+        pytest.skip("c-ares is not installed where Debian puts it")
+    script = f'mount --bind /dev/null "{library}" && exec "$@"'
+    return ["unshare", "--mount", "sh", "-c", script, "sh", reachd_binary(), *args]
+
+
+def test_without_probes_nothing_is_loaded_and_reachd_serves():
+    port = free_port()
+    process = subprocess.Popen(hidden_ares_command("--host", "127.0.0.1", "--port", str(port)),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        output = ""
+        for line in process.stdout:
+            output += line
+            if "reachd listening" in line:
+                break
+        assert "reachd listening" in output, output
+        # Serving (its signal handlers are in place once /livez answers).
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/livez", timeout=2) as response:
+                    assert response.status == 200
+                    break
+            except OSError:
+                time.sleep(0.05)
+        maps = Path(f"/proc/{process.pid}/maps").read_text()
+        assert "libcurl" not in maps and "libcares" not in maps, "loaded although nothing is probed"
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+    assert process.returncode == 0
+
+
+def test_a_target_without_the_library_is_refused_at_start_naming_it():
+    result = subprocess.run(
+        hidden_ares_command("--host", "127.0.0.1", "--port", str(free_port()), "--target", "db=tcp://127.0.0.1:9"),
+        capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert "cannot start the probes" in result.stderr and "libcares.so.2" in result.stderr, result.stderr
