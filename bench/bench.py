@@ -30,19 +30,21 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nsutil  # noqa: E402
 import report  # noqa: E402
 from nsutil import Namespace, VethNet  # noqa: E402
-from servers import PORT, Nginx, Reachd, read_lines_until, versions  # noqa: E402
+from servers import PORT, Nginx, Reachd, http_request, read_lines_until, versions  # noqa: E402
 
 FULL = dict(flaps=200, flap_blocks=4, fanout_ns=[1000, 5000, 10000], fanout_reps=5, changes=20,
             client_procs=2, wrk_seconds=10, wrk_reps=4, wrk_threads1=True, idle_clients=1000, idle_seconds=60,
             heartbeat_check_seconds=20, heartbeat_check_interval=5, startup_runs=20,
             route_counts=[1000, 10000, 100000], route_flaps=20,
-            targets=100, targets_cpu_seconds=60, target_flaps=20)
+            targets=100, targets_cpu_seconds=60, target_flaps=20,
+            memory_streams=4000, memory_pools=[4096, 6144, 8192, 16384])
 QUICK = dict(flaps=50, flap_blocks=1, fanout_ns=[1000], fanout_reps=1, changes=20, client_procs=2,
              wrk_seconds=5, wrk_reps=1, wrk_threads1=False, idle_clients=1000, idle_seconds=10, heartbeat_check_seconds=0,
              heartbeat_check_interval=5, startup_runs=5,
              route_counts=[1000, 100000], route_flaps=5,
-             targets=100, targets_cpu_seconds=15, target_flaps=5)
-PHASES = ["startup", "latency", "routes", "targets", "throughput", "fanout", "idle"]
+             targets=100, targets_cpu_seconds=15, target_flaps=5,
+             memory_streams=2000, memory_pools=[4096, 8192])
+PHASES = ["startup", "latency", "routes", "targets", "throughput", "fanout", "memory", "idle"]
 NCHAN_BASE_SEQUENCE = 1000
 
 
@@ -99,13 +101,25 @@ class Budget:
 
 
 class Perf:
-    def __init__(self, enabled: bool, outdir: str) -> None:
-        self.enabled = enabled and shutil.which("perf") is not None
+    """`perf record` (or, with `syscalls`, `strace -c -f`: system calls by count) of reachd during
+    one fan-out and one wrk run."""
+
+    def __init__(self, enabled: bool, outdir: str, syscalls: bool = False) -> None:
+        self.syscalls = syscalls and shutil.which("strace") is not None
+        self.enabled = (enabled and shutil.which("perf") is not None) or self.syscalls
         self.outdir = outdir
 
     def start(self, pid: int, name: str) -> subprocess.Popen | None:
         if not self.enabled:
             return None
+        if self.syscalls:
+            out = os.path.join(self.outdir, f"strace-{name}.txt")
+            proc = subprocess.Popen(["strace", "-c", "-f", "-q", "-S", "calls", "-p", str(pid), "-o", out],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            nsutil.PROCESSES.append(proc)
+            time.sleep(0.5)
+            proc.name = name  # type: ignore[attr-defined]
+            return proc
         data = os.path.join(self.outdir, f"perf-{name}.data")
         proc = subprocess.Popen(["perf", "record", "-F", "999", "-g", "-p", str(pid), "-o", data],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -118,12 +132,20 @@ class Perf:
         if proc is None:
             return
         nsutil.stop(proc, signal.SIGINT, timeout=20)
+        if self.syscalls:
+            log(f"system call counts written to {self.outdir}/strace-{proc.name}.txt")  # type: ignore[attr-defined]
+            return
         data = os.path.join(self.outdir, f"perf-{proc.name}.data")  # type: ignore[attr-defined]
         with open(os.path.join(self.outdir, f"perf-{proc.name}.txt"), "w") as out:  # type: ignore[attr-defined]
             for sort, limit in (("comm,dso", "0.5"), ("comm,dso,sym", "0.7")):
                 out.flush()
                 subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children", "--percent-limit", limit,
                                 "--sort", sort, "-g", "none"], stdout=out, stderr=subprocess.DEVNULL, timeout=120)
+            # Inclusive ("children") shares: which system calls and callers the time is spent under.
+            out.write("\n# Inclusive (children) by symbol\n")
+            out.flush()
+            subprocess.run(["perf", "report", "-i", data, "--stdio", "--children", "--percent-limit", "3",
+                            "--sort", "sym", "-g", "none"], stdout=out, stderr=subprocess.DEVNULL, timeout=120)
         os.remove(data)
         log(f"perf profile written to {out.name}")
 
@@ -803,6 +825,7 @@ def fanout_run(ctx: dict, cfg: dict, kind: str, n: int, rep: int, perf: Perf) ->
             acc += c["n"]
         rows = load_records([c["out"] for c in clients], offsets)
         lat_user, lat_kern, lat_ret = [], [], []
+        kern_by_seq: dict[int, list[int]] = {}
         got: dict[int, set] = {}
         first_seen = set()
         for conn, seq, user, kern in rows:
@@ -815,14 +838,19 @@ def fanout_run(ctx: dict, cfg: dict, kind: str, n: int, rep: int, perf: Perf) ->
             lat_ret.append((user - trig["ret"]) / 1e6)
             if kern:
                 lat_kern.append((kern - trig["start_real"]) / 1e6)
+                kern_by_seq.setdefault(seq, []).append(kern)
         expected_set = set(triggers)
         missed_clients = sum(1 for conn in first_seen if not expected_set <= got.get(conn, set()))
         missed_deliveries = sum(len(expected_set - got.get(conn, set())) for conn in first_seen)
         per_change_last = [(t["done"] - t["start"]) / 1e6 for t in triggers.values()]
+        # Spread: the fan-out cost itself, independent of how the event was triggered — per event,
+        # the last client's kernel receive time minus the first client's.
+        spreads = [(max(k) - min(k)) / 1e6 for k in kern_by_seq.values() if len(k) > 1]
         result = {
             "server": kind, "n": n, "rep": rep, "clients_ok": ok, "clients_failed": failed, "connect_s": connect_s,
             "changes": len(triggers), "change_timeouts": timeouts,
             "missed_clients": missed_clients + failed, "missed_deliveries": missed_deliveries,
+            "spread_ms": summary(spreads),
             "latency_ms": summary(lat_user), "latency_kernel_rx_ms": summary(lat_kern),
             "latency_from_trigger_return_ms": summary(lat_ret),
             "all_clients_done_ms": summary(per_change_last),
@@ -839,6 +867,7 @@ def fanout_run(ctx: dict, cfg: dict, kind: str, n: int, rep: int, perf: Perf) ->
         lat = result["latency_ms"]
         log(f"fan-out {kind:6} N={n:5} rep {rep}: ok {ok} failed {failed} missed {result['missed_clients']}, "
             f"p50 {lat.get('p50', float('nan')):.2f} p99 {lat.get('p99', float('nan')):.2f} ms, "
+            f"spread p50 {result['spread_ms'].get('p50', float('nan')):.2f} max {result['spread_ms'].get('max', float('nan')):.2f} ms, "
             f"{result['kib_per_stream'] or 0:.2f} KiB/stream, server CPU {server_cpu:.2f}s, client CPU {client_cpu:.2f}s")
         return result
     finally:
@@ -849,6 +878,12 @@ def fanout_run(ctx: dict, cfg: dict, kind: str, n: int, rep: int, perf: Perf) ->
             net.destroy()
         elif ns:
             ns.destroy()
+
+
+def pair_ratio(pairs: list, key: str, stat: str):
+    """The median over repetitions of reachd's figure divided by nchan's in the same repetition."""
+    ratios = [a[key][stat] / b[key][stat] for a, b in pairs if a[key].get(stat) and b[key].get(stat)]
+    return statistics.median(ratios) if ratios else None
 
 
 def nchan_doc(ctx: dict, i: int) -> bytes:
@@ -880,6 +915,12 @@ def phase_fanout(ctx: dict, cfg: dict, budget: Budget, perf: Perf) -> dict:
         pairs = [(a, b) for a in r for b in c if a["rep"] == b["rep"]]
         out["by_n"][str(n)] = {
             "reps": len(r),
+            "reachd_spread_p50_ms": median_of(r, "spread_ms", "p50"),
+            "nchan_spread_p50_ms": median_of(c, "spread_ms", "p50"),
+            "reachd_spread_max_ms": median_of(r, "spread_ms", "max"),
+            "nchan_spread_max_ms": median_of(c, "spread_ms", "max"),
+            "spread_p50_ratio": pair_ratio(pairs, "spread_ms", "p50"),
+            "spread_max_ratio": pair_ratio(pairs, "spread_ms", "max"),
             "reachd_p50_ms": median_of(r, "latency_ms", "p50"), "nchan_p50_ms": median_of(c, "latency_ms", "p50"),
             "reachd_p99_ms": median_of(r, "latency_ms", "p99"), "nchan_p99_ms": median_of(c, "latency_ms", "p99"),
             "reachd_max_ms": median_of(r, "latency_ms", "max"), "nchan_max_ms": median_of(c, "latency_ms", "max"),
@@ -952,6 +993,60 @@ def idle_window(ctx: dict, heartbeat: float, clients_n: int, seconds: float, lab
         net.destroy()
 
 
+# --------------------------------------------------------------------------- memory per stream vs head limit
+
+
+def largest_accepted_head(ns: Namespace, port: int) -> int:
+    """The longest request head (bytes) a `GET /status` may have and still get 200, by bisection."""
+    def accepted(pad: int) -> bool:
+        try:
+            status, _, _ = http_request(ns, port, "GET", "/status", headers={"X-Pad": "a" * pad}, timeout=3)
+            return status == 200
+        except (OSError, ValueError, IndexError):
+            return False  # closed without an answer, or an answer that is not HTTP: refused
+
+    low, high = 0, 1 << 17
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if accepted(middle) else (low, middle)
+    base = len("GET /status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nX-Pad: \r\n\r\n")
+    return base + low
+
+
+def phase_memory(ctx: dict, cfg: dict) -> dict:
+    """Memory per idle stream for each connection pool size (`--connection-memory`), next to the
+    request-head limit that pool size gives: libmicrohttpd keeps a connection's whole pool for the
+    life of the connection, and the pool bounds the request head."""
+    rows = []
+    n = cfg["memory_streams"]
+    for pool in cfg["memory_pools"]:
+        net = VethNet()
+        server = None
+        clients: list[dict] = []
+        try:
+            server = Reachd(ctx["reachd"], net.ns, ctx["workdir"], heartbeat=3600, max_connections=n + 100,
+                            extra=["--connection-memory", str(pool)])
+            server.wait_ready()
+            head = largest_accepted_head(net.ns, PORT)
+            time.sleep(0.5)
+            rss0 = nsutil.status_kib(server.pid)
+            clients = spawn_clients(ctx, net.ns, n, 1, f"memory-{pool}", max_seconds=120)
+            ok, failed = wait_clients_ready(clients, {}, timeout=60)
+            time.sleep(1.0)
+            rss1 = nsutil.status_kib(server.pid)
+            row = {"pool": pool, "streams": ok, "failed": failed, "kib_per_stream": (rss1 - rss0) / ok if ok else None,
+                   "largest_head_bytes": head}
+            log(f"memory: pool {pool} B → {row['kib_per_stream']:.2f} KiB per idle stream ({ok} streams), "
+                f"largest request head {head} B")
+            rows.append(row)
+        finally:
+            stop_clients(clients)
+            if server:
+                server.stop()
+            net.destroy()
+    return {"rows": rows}
+
+
 def phase_idle(ctx: dict, cfg: dict, budget: Budget) -> dict:
     out = {"quiet": idle_window(ctx, 3600, cfg["idle_clients"], cfg["idle_seconds"], "quiet")}
     if cfg["heartbeat_check_seconds"] and budget.left() > cfg["heartbeat_check_seconds"] + 20 + ctx["reserve"]:
@@ -1008,6 +1103,8 @@ def estimate(phase: str, cfg: dict) -> float:
         return sum(2 * {1000: 5, 5000: 7, 10000: 10}.get(n, 12) for n in cfg["fanout_ns"])
     if phase == "idle":
         return cfg["idle_seconds"] + cfg["heartbeat_check_seconds"] + 20
+    if phase == "memory":
+        return 8 * len(cfg["memory_pools"])
     return 0
 
 
@@ -1024,6 +1121,8 @@ def main() -> int:
     parser.add_argument("--build-seconds", type=float, default=None, help="seconds run.sh spent before the bench")
     parser.add_argument("--prebuilt", action="store_true", help="the binary came from $REACHD_BIN, not built now")
     parser.add_argument("--perf", action="store_true", help="perf-profile reachd in one fan-out and one wrk run")
+    parser.add_argument("--syscalls", action="store_true",
+                        help="count reachd's system calls (strace -c -f) in one fan-out and one wrk run instead")
     parser.add_argument("--fanout-ns", default="", help="override the fan-out client counts, e.g. 10000")
     parser.add_argument("--reps", type=int, default=0, help="override fan-out and wrk repetitions")
     args = parser.parse_args()
@@ -1057,7 +1156,7 @@ def main() -> int:
     ctx = {"reachd": os.path.abspath(args.reachd), "client": os.path.abspath(args.client), "workdir": workdir,
            "reserve": 10}
     budget = Budget(args.budget)
-    perf = Perf(args.perf, args.results)
+    perf = Perf(args.perf, args.results, syscalls=args.syscalls)
     started = time.time()
     t0 = time.monotonic()
     results: dict = {
@@ -1089,6 +1188,8 @@ def main() -> int:
                     results["phases"]["throughput"] = phase_throughput(ctx, cfg, budget, perf)
                 elif phase == "fanout":
                     results["phases"]["fanout"] = phase_fanout(ctx, cfg, budget, perf)
+                elif phase == "memory":
+                    results["phases"]["memory"] = phase_memory(ctx, cfg)
                 elif phase == "idle":
                     results["phases"]["idle"] = phase_idle(ctx, cfg, budget)
             except SystemExit:

@@ -63,6 +63,15 @@ def verdicts(r: dict) -> list[dict]:
 
     fan = ph.get("fanout", {})
     for n, b in sorted(_get(fan, "by_n", default={}).items(), key=lambda kv: int(kv[0])):
+        # The headline: spread, the fan-out cost itself (last client's kernel receive − first's).
+        for stat in ("p50", "max"):
+            rs, cs = b.get(f"reachd_spread_{stat}_ms"), b.get(f"nchan_spread_{stat}_ms")
+            sr = b.get(f"spread_{stat}_ratio")
+            if rs is None:
+                continue
+            add(f"**fan-out N={int(n):,} spread {stat}** (last − first client's kernel receive, per event; "
+                f"{b['reps']} reps)", ms(rs), ms(cs), "nchan, 1 worker", num(sr, "{:.2f}"), "≤ 0.5× nchan",
+                sr is not None and sr <= 0.5, f"{sr:.2f}× nchan" if sr is not None else "")
         rp, cp = b.get("reachd_p99_ms"), b.get("nchan_p99_ms")
         met = rp is not None and cp is not None and rp <= cp
         detail = ""
@@ -84,6 +93,14 @@ def verdicts(r: dict) -> list[dict]:
             num(big.get("nchan_kib_per_stream"), "{:.2f} KiB"), "nchan",
             ratio(kib, big.get("nchan_kib_per_stream")), "≤ 8 KiB", kib is not None and kib <= 8,
             f"{abs(8 - kib):.2f} KiB {'to spare' if kib <= 8 else 'over'}" if kib is not None else "")
+
+    for row in _get(ph, "memory", "rows", default=[]):
+        if row["pool"] != 8192:
+            continue
+        kib = row["kib_per_stream"]
+        add(f"memory per idle stream at today's request-head limit ({row['largest_head_bytes']:,} B; pool 8 KiB; "
+            f"{row['streams']:,} streams)", num(kib, "{:.2f} KiB"), "", "", "", "≤ 8 KiB",
+            kib is not None and kib <= 8, "see *Memory per stream*" if kib is not None and kib > 8 else "")
 
     thr = ph.get("throughput", {})
     for mode, label in (("keepalive", "keep-alive"), ("close", "`Connection: close`")):
@@ -112,6 +129,12 @@ def verdicts(r: dict) -> list[dict]:
         w = idle["wakeups"]
         add("idle wake-ups (heartbeat 3600 s, no changes)", f"{w} ({idle['wakeups_per_s']:.2f}/s)", "", "", "",
             "none except heartbeats", w == 0, "" if w == 0 else "see per-thread table")
+        # libdispatch's manager thread (`…qos.overcommit`) re-arms a 1 s timer of its own; the
+        # goal is about reachd's own threads (netlink, HTTP workers, the concurrency pool's work).
+        own = sum(t["wakeups"] for t in idle.get("threads_active", {}).values()
+                  if not t["comm"].endswith("qos.overcommit"))
+        add("idle wake-ups of reachd's own threads (all but libdispatch's manager)", str(own), "", "", "",
+            "none", own == 0, "" if own == 0 else "see per-thread table")
     hb = _get(ph, "idle", "heartbeats")
     if hb and "wakeups" in hb:
         add(f"idle with heartbeats every {hb['heartbeat_s']:.0f} s, {hb['seconds']:.0f} s",
@@ -159,14 +182,16 @@ def _fanout_detail(r: dict) -> str:
     fan = _get(r, "phases", "fanout", "runs", default=[])
     if not fan:
         return ""
-    out = ["| server | N | rep | ok / failed | missed clients | p50 | p99 | max | p99 kernel-rx | p99 from return | "
-           "trigger call p50 | RSS before → idle → after (KiB) | KiB/stream | server CPU | client CPU |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| server | N | rep | ok / failed | missed clients | spread p50 | spread max | p50 | p99 | max | "
+           "p99 kernel-rx | p99 from return | trigger call p50 | RSS before → idle → after (KiB) | KiB/stream | "
+           "server CPU | client CPU |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for x in sorted(fan, key=lambda x: (x["n"], x["server"], x["rep"])):
         rss = x["rss_kib"]
         out.append(
             f"| {x['server']} | {x['n']:,} | {x['rep']} | {x['clients_ok']:,} / {x['clients_failed']} | "
-            f"{x['missed_clients']} | {ms(_get(x, 'latency_ms', 'p50'))} | {ms(_get(x, 'latency_ms', 'p99'))} | "
+            f"{x['missed_clients']} | {ms(_get(x, 'spread_ms', 'p50'))} | {ms(_get(x, 'spread_ms', 'max'))} | "
+            f"{ms(_get(x, 'latency_ms', 'p50'))} | {ms(_get(x, 'latency_ms', 'p99'))} | "
             f"{ms(_get(x, 'latency_ms', 'max'))} | {ms(_get(x, 'latency_kernel_rx_ms', 'p99'))} | "
             f"{ms(_get(x, 'latency_from_trigger_return_ms', 'p99'))} | {ms(_get(x, 'trigger_call_ms', 'p50'))} | "
             f"{rss['before']:,} → {rss['idle_clients']:,} → "
@@ -310,6 +335,10 @@ never as the system service.
   while reachd's netlink ACK returns in about 0.25 ms, before any client is written. From the
   send, both include the whole path. The next change waits until every client has the previous
   one (or 5 s), then 80–120 ms.
+  **Spread** (the headline) = per event, the last client's kernel receive time minus the first
+  client's (`SO_TIMESTAMPNS`, so the clients' own scheduling does not count): the cost of the
+  fan-out itself, independent of how the event was triggered; p50 and max over the 20 events,
+  median over repetitions, ratio per repetition against nchan with one worker.
   "Missed" = a client that lacks any of the 20 changes, plus clients that never connected.
   The client processes' CPU during the change phase is reported next to the server's, so a
   client bottleneck is visible: user-space receive times include the client's own queueing,
@@ -391,6 +420,23 @@ def markdown(r: dict) -> str:
                   "kernel-rx\": to the kernel's receive timestamp of the segment; \"p99 from return\": from the "
                   "trigger call's return instead of its start). CPU over the 20-change phase, with the percent of one "
                   "core.", "", detail, ""]
+    memory = _get(r, "phases", "memory", "rows", default=[])
+    if memory:
+        parts += ["### Memory per stream", "",
+                  "RSS growth per idle `/events` stream for each connection pool size (`--connection-memory`), "
+                  "and the longest request head that pool size still accepts (bisected with a padded "
+                  "`GET /status`). libmicrohttpd 0.9.75 allocates a connection's pool at accept and keeps all of "
+                  "it until the connection closes, and the request head must fit in it; so each KiB of head "
+                  "limit is a KiB of every idle stream. What is left besides the pool is libmicrohttpd's "
+                  "connection and response records and reachd's `EventStream`. Reaching 8 KiB per stream at "
+                  "today's head limit would need the stream's socket to leave libmicrohttpd after the response "
+                  "head (see ARCHITECTURE.md, *Streams and libmicrohttpd*).", "",
+                  "| pool (`--connection-memory`) | largest request head accepted | KiB per idle stream | streams |",
+                  "|---|---|---|---|"]
+        for row in memory:
+            parts.append(f"| {row['pool']:,} B | {row['largest_head_bytes']:,} B | "
+                         f"{num(row['kib_per_stream'], '{:.2f}')} | {row['streams']:,} |")
+        parts.append("")
     detail = _throughput_detail(r)
     if detail:
         parts += ["### `/status` runs", "", detail, ""]
