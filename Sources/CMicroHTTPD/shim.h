@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <sys/types.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <microhttpd.h>
 
 // Swift cannot call C variadics nor import function-like or cast macros: these wrap the few
@@ -40,6 +42,18 @@ static inline int reachd_mhd_is_connection_start(enum MHD_ConnectionNotification
 /// Whether a connection notification is MHD_CONNECTION_NOTIFY_CLOSED.
 static inline int reachd_mhd_is_connection_close(enum MHD_ConnectionNotificationCode code) {
     return code == MHD_CONNECTION_NOTIFY_CLOSED;
+}
+
+/// MHD_get_connection_info is variadic: the connection's socket, or -1.
+static inline int reachd_mhd_connection_socket(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+/// ioctl is variadic: bytes in a TCP socket's send queue not yet acknowledged (SIOCOUTQ), or -1.
+static inline int reachd_socket_unsent_bytes(int socket) {
+    int unsent = 0;
+    return ioctl(socket, SIOCOUTQ, &unsent) == 0 ? unsent : -1;
 }
 
 /// MHD_start_daemon is variadic; every option is passed as one MHD_OPTION_ARRAY instead.

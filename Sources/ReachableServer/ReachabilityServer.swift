@@ -41,7 +41,7 @@ public final class ReachabilityServer: Service, Sendable {
         snapshot = StatusSnapshot(status, extraHeaders: CrossOrigin(policy: configuration.allowOrigin).sharedHeaders)
         hub = EventHub(
             initialFrame: EventFrame.status(status, json: status.jsonBytes()),
-            retryMilliseconds: configuration.retryMilliseconds
+            retryMilliseconds: configuration.retryMilliseconds, writers: configuration.threads
         )
         metrics.update(status)
         metrics.recordSource(monitor.statistics)

@@ -141,4 +141,57 @@ struct EventStreamTests {
         stream.close(trailer: [])
         #expect(connection.calls == [.suspend])
     }
+
+    // The fast path: a parked connection is written directly, without a resume.
+
+    @Test func aParkedStreamIsWrittenDirectlyAndStaysParked() {
+        connection.answerDirectWrites(with: .written)
+        let stream = idleStream()
+        stream.offer(frame: frame(2))
+        stream.heartbeat()
+        #expect(connection.writes.map(\.text) == [text(frame(2)), ": keep-alive\n\n"])
+        #expect(connection.calls == [.suspend], "no resume: nothing is left for the engine")
+        #expect(stream.readText().result == .suspended, "nothing pending")
+    }
+
+    @Test func whatTheClientCannotTakeNowIsLeftToTheEngine() {
+        connection.answerDirectWrites(with: .notNow)
+        let stream = idleStream()
+        stream.offer(frame: frame(2))
+        #expect(connection.writes.map(\.text) == [text(frame(2))])
+        #expect(connection.calls == [.suspend, .resume])
+        stream.offer(frame: frame(3))
+        #expect(connection.writes.count == 1, "not parked any more: the newest frame just replaces the pending one")
+        #expect(stream.readAvailable().text == text(frame(3)))
+    }
+
+    @Test func aBrokenConnectionIsResumedToBeAborted() {
+        connection.answerDirectWrites(with: .failed)
+        let stream = idleStream()
+        stream.offer(frame: frame(2))
+        #expect(connection.calls == [.suspend, .resume])
+        #expect(stream.readText().result == .failed)
+        stream.offer(frame: frame(3))
+        stream.heartbeat()
+        #expect(connection.writes.count == 1, "never written again")
+        #expect(connection.calls == [.suspend, .resume], "and never resumed again")
+    }
+
+    @Test func aStreamBeingWrittenByTheEngineIsNeverWrittenDirectly() {
+        connection.answerDirectWrites(with: .written)
+        let stream = makeStream()
+        stream.offer(frame: frame(2))
+        stream.heartbeat()
+        #expect(connection.writes.isEmpty)
+        #expect(stream.readAvailable().text == text(retry + frame(2)))
+    }
+
+    @Test func closingAlwaysGoesThroughTheEngine() {
+        connection.answerDirectWrites(with: .written)
+        let stream = idleStream()
+        stream.close(trailer: Array("retry: 4321\n\n".utf8))
+        #expect(connection.writes.isEmpty, "the final chunk is the engine's to write")
+        #expect(connection.calls == [.suspend, .resume])
+        #expect(stream.readAvailable() == ("retry: 4321\n\n", .ended))
+    }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// Every open `/events` stream, and the frame a new one starts with. Fans each change out once.
@@ -15,10 +16,13 @@ final class EventHub: Sendable {
 
     private let state: Mutex<State>
     private let retryMilliseconds: Int
+    /// How many threads write one change to the streams (the HTTP engine's thread count).
+    private let writers: Int
 
-    init(initialFrame: [UInt8], retryMilliseconds: Int) {
+    init(initialFrame: [UInt8], retryMilliseconds: Int, writers: Int = 1) {
         state = Mutex(State(latestFrame: initialFrame))
         self.retryMilliseconds = retryMilliseconds
+        self.writers = max(1, writers)
     }
 
     var count: Int { state.withLock { $0.streams.count } }
@@ -50,15 +54,30 @@ final class EventHub: Sendable {
     }
 
     /// Hands a change's frame, encoded once, to every stream; returns how many streams it went to.
+    ///
+    /// Most streams are parked and written right here (`EventStream.offer`): one system call
+    /// each. With many of them the work is split over `writers` threads, this one and pool
+    /// threads, so a change reaches the last client as soon as the cores allow.
     @discardableResult
     func publish(_ frame: [UInt8]) -> Int {
         let streams = state.withLock { state in
             state.latestFrame = frame
             return Array(state.streams.values)
         }
-        for stream in streams { stream.offer(frame: frame) }
+        let parts = streams.count >= Self.streamsWorthSplitting ? writers : 1
+        if parts == 1 {
+            for stream in streams { stream.offer(frame: frame) }
+        } else {
+            DispatchQueue.concurrentPerform(iterations: parts) { part in
+                for index in stride(from: part, to: streams.count, by: parts) { streams[index].offer(frame: frame) }
+            }
+        }
         return streams.count
     }
+
+    /// Below this many streams one thread writes them all: handing work to another thread
+    /// costs more than a few hundred writes save.
+    private static let streamsWorthSplitting = 256
 
     func heartbeat() {
         for stream in state.withLock({ Array($0.streams.values) }) { stream.heartbeat() }

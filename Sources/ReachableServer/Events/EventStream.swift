@@ -6,9 +6,15 @@ import Synchronization
 /// Holds at most one pending status frame, replaced by the newest (status is state, not a
 /// log), so a slow reader costs one frame of memory and never slows anybody else.
 ///
+/// A parked (suspended) connection with nothing pending is written directly by whoever offers
+/// the frame (`StreamConnection.writeNow`): one system call, no resume, no wake-up of the
+/// engine. Only when that cannot take the whole frame is the connection resumed, and the
+/// engine writes it through `read` when the client reads again.
+///
 /// A class with a mutex, not an actor: the engine calls `read` on its own threads, which
-/// cannot await. Suspending happens inside `read`, under the lock, and a resume is taken from
-/// the same lock, so a connection is resumed only after it was suspended and only once.
+/// cannot await. Suspending happens inside `read`, under the lock, and a resume or a direct
+/// write is taken from the same lock, so a connection is resumed only after it was suspended
+/// and only once, and written directly only while suspended.
 final class EventStream: Sendable {
     /// What one `read` did.
     enum Read: Equatable {
@@ -18,6 +24,8 @@ final class EventStream: Sendable {
         case suspended
         /// Closing and everything written: the engine ends the response.
         case ended
+        /// A direct write broke the connection: the engine aborts it.
+        case failed
     }
 
     private struct State {
@@ -34,6 +42,8 @@ final class EventStream: Sendable {
         var isClosing = false
         /// The connection ended (client left or stream finished): never resume again.
         var isDead = false
+        /// A direct write failed: the response cannot go on.
+        var isBroken = false
 
         var hasPending: Bool { offset < current.count || !control.isEmpty || frame != nil }
 
@@ -76,6 +86,7 @@ final class EventStream: Sendable {
     /// inside the lock (so a resume can only follow it); once closing and empty, the stream ends.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Read {
         state.withLock { state in
+            if state.isBroken { return .failed }
             var written = 0
             while written < buffer.count {
                 if state.offset >= state.current.count {
@@ -97,11 +108,13 @@ final class EventStream: Sendable {
         }
     }
 
-    /// Replaces the pending status frame with a newer one and wakes the connection.
+    /// Writes a newer status frame: directly if the connection is parked and takes it whole,
+    /// otherwise it replaces the pending frame and the connection is woken.
     func offer(frame: [UInt8]) {
         let wake = state.withLock { state -> Bool in
             guard !state.isDead, !state.isClosing else { return false }
-            state.frame = frame
+            if writeDirectly(frame, &state) { return false }
+            if !state.isBroken { state.frame = frame }
             return state.takeSuspension()
         }
         if wake { connection.resume() }
@@ -111,10 +124,25 @@ final class EventStream: Sendable {
     func heartbeat() {
         let wake = state.withLock { state -> Bool in
             guard !state.isDead, !state.isClosing, !state.hasPending else { return false }
-            state.control = EventFrame.keepAlive
+            if writeDirectly(EventFrame.keepAlive, &state) { return false }
+            if !state.isBroken { state.control = EventFrame.keepAlive }
             return state.takeSuspension()
         }
         if wake { connection.resume() }
+    }
+
+    /// The fast path: a parked connection with nothing pending is written at once. Returns
+    /// whether `bytes` went out; on a broken connection marks the stream so the engine aborts it
+    /// once resumed.
+    private func writeDirectly(_ bytes: [UInt8], _ state: inout State) -> Bool {
+        guard state.isSuspended, !state.hasPending, !state.isBroken else { return false }
+        switch connection.writeNow(bytes) {
+        case .written: return true
+        case .notNow: return false
+        case .failed:
+            state.isBroken = true
+            return false
+        }
     }
 
     /// Finishes the stream: what is pending, then `trailer`, then the end of the response.

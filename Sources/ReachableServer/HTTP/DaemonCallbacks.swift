@@ -62,8 +62,9 @@ enum DaemonCallbacks {
             context.pointee = nil
         }
         let request = HTTPRequest(connection: connection, method: method, url: url, version: version)
-        let answer = box.handler.respond(to: request, on: MHDConnection(connection: connection))
-        return MHDResponse.queue(answer, on: connection, context: context)
+        let answer = box.handler.respond(
+            to: request, on: MHDConnection(connection: connection, httpVersion: request.version))
+        return MHDResponse.queue(answer, to: request, on: connection, context: context)
     }
 
     /// A request ended. If it was a stream, the stream is marked dead before anyone else hears of

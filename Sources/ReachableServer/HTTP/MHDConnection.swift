@@ -1,13 +1,23 @@
 import CMicroHTTPD
+import Glibc
 
-/// A libmicrohttpd connection as an event stream sees it. One pointer wide, so passing it as
+/// A libmicrohttpd connection as an event stream sees it. Two words wide, so passing it as
 /// `any StreamConnection` allocates nothing.
 ///
 /// Unchecked `Sendable`: `EventStream` calls it only under the rules of `StreamConnection`,
 /// which are libmicrohttpd's (suspend inside the reader, resume once per suspension, never
-/// after the request completed).
+/// after the request completed, write directly only while suspended).
 struct MHDConnection: StreamConnection, @unchecked Sendable {
     let connection: OpaquePointer
+    /// The client's socket when the response is chunked (HTTP/1.1) and may be written directly;
+    /// -1 otherwise (an HTTP/1.0 stream's body is unframed, and rare: it always goes through
+    /// libmicrohttpd).
+    private let directSocket: Int32
+
+    init(connection: OpaquePointer, httpVersion: String) {
+        self.connection = connection
+        directSocket = httpVersion == "HTTP/1.0" ? -1 : reachd_mhd_connection_socket(connection)
+    }
 
     func suspend() {
         MHD_suspend_connection(connection)
@@ -15,5 +25,75 @@ struct MHDConnection: StreamConnection, @unchecked Sendable {
 
     func resume() {
         MHD_resume_connection(connection)
+    }
+
+    /// Sends `bytes` as one chunk (`size CRLF bytes CRLF`, as libmicrohttpd frames its own) with
+    /// one `sendmsg`, the frame itself shared with every other stream (no copy per client).
+    ///
+    /// A suspended connection's write buffer is empty (libmicrohttpd suspends it from the reader,
+    /// once the previous chunk was sent), so these bytes follow whole chunks. Only a socket with
+    /// nothing left unacknowledged (`SIOCOUTQ` 0) is written: its send buffer is empty, so a
+    /// chunk of a few KiB goes in whole — a partial write would need raw bytes libmicrohttpd
+    /// cannot send. A client that reads slowly has data outstanding and takes libmicrohttpd's
+    /// path, which waits for the socket to become writable.
+    func writeNow(_ bytes: [UInt8]) -> DirectWrite {
+        guard directSocket >= 0, !bytes.isEmpty else { return .notNow }
+        let unsent = reachd_socket_unsent_bytes(directSocket)
+        guard unsent == 0 else { return unsent < 0 ? .failed : .notNow }
+        var header = ChunkHeader(size: bytes.count)
+        var lineEnd = (UInt8(ascii: "\r"), UInt8(ascii: "\n"))
+        let total = header.count + bytes.count + 2
+        let sent = header.withBytes { headerBytes in
+            withUnsafeBytes(of: &lineEnd) { lineEndBytes in
+                bytes.withUnsafeBytes { body in
+                    withUnsafeTemporaryAllocation(of: iovec.self, capacity: 3) { vectors in
+                        vectors[0] = iovec(
+                            iov_base: UnsafeMutableRawPointer(mutating: headerBytes.baseAddress),
+                            iov_len: headerBytes.count)
+                        vectors[1] = iovec(
+                            iov_base: UnsafeMutableRawPointer(mutating: body.baseAddress), iov_len: body.count)
+                        vectors[2] = iovec(
+                            iov_base: UnsafeMutableRawPointer(mutating: lineEndBytes.baseAddress), iov_len: 2)
+                        var message = msghdr()
+                        message.msg_iov = vectors.baseAddress
+                        message.msg_iovlen = 3
+                        while true {
+                            let result = sendmsg(directSocket, &message, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                            if result < 0 && errno == EINTR { continue }
+                            return result < 0 ? -Int(errno) : result
+                        }
+                    }
+                }
+            }
+        }
+        if sent == total { return .written }
+        if sent == -Int(EAGAIN) || sent == -Int(EWOULDBLOCK) { return .notNow }
+        return .failed
+    }
+
+}
+
+/// A chunk's size line, `1a2b\r\n`, built on the stack (no allocation per client).
+private struct ChunkHeader {
+    private var storage: (UInt64, UInt64) = (0, 0)
+    private(set) var count = 0
+
+    init(size: Int) {
+        var digits = 1
+        while digits < 15, size >> (4 * digits) != 0 { digits += 1 }
+        count = digits + 2
+        withUnsafeMutableBytes(of: &storage) { raw in
+            for index in 0..<digits {
+                let nibble = (size >> (4 * (digits - 1 - index))) & 0xF
+                raw[index] = UInt8(nibble < 10 ? 48 + nibble : 87 + nibble)  // 0-9, a-f
+            }
+            raw[digits] = UInt8(ascii: "\r")
+            raw[digits + 1] = UInt8(ascii: "\n")
+        }
+    }
+
+    mutating func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        let count = self.count
+        return withUnsafeBytes(of: &storage) { body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
     }
 }

@@ -5,7 +5,7 @@ enum MHDResponse {
     /// Queues `answer` on `connection`. For a stream, `context` (the request's slot) keeps a
     /// reference to it until libmicrohttpd reports the request completed.
     static func queue(
-        _ answer: HTTPResponse, on connection: OpaquePointer,
+        _ answer: HTTPResponse, to request: HTTPRequest, on connection: OpaquePointer,
         context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         switch answer.body {
@@ -19,7 +19,9 @@ enum MHDResponse {
                 MHD_queue_response(connection, UInt32(answer.status), prepared.response)
             }
         case .stream(let stream):
-            return queueStream(stream, status: answer.status, headers: answer.headers, on: connection, context: context)
+            return queueStream(
+                stream, status: answer.status, headers: answer.headers, isChunked: request.version != "HTTP/1.0",
+                on: connection, context: context)
         }
     }
 
@@ -39,8 +41,12 @@ enum MHDResponse {
     /// A chunked response of unknown length whose reader is the stream. Each connection gets
     /// its own response object, because the reader may suspend the connection (and runs under
     /// the response's mutex).
+    ///
+    /// A chunked body is read straight into the connection's write buffer; the response's own
+    /// buffer (its "block size") serves only an unframed HTTP/1.0 body. So an HTTP/1.1 stream
+    /// gets the smallest one: 1 KiB less per open stream.
     private static func queueStream(
-        _ stream: EventStream, status: Int, headers: [HTTPField], on connection: OpaquePointer,
+        _ stream: EventStream, status: Int, headers: [HTTPField], isChunked: Bool, on connection: OpaquePointer,
         context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         // The request slot keeps its own reference until libmicrohttpd reports completion, which
@@ -49,7 +55,7 @@ enum MHDResponse {
         let reader = Unmanaged.passRetained(stream).toOpaque()
         guard
             let response = MHD_create_response_from_callback(
-                reachd_mhd_size_unknown, 1024, readStream, reader, releaseStream
+                reachd_mhd_size_unknown, isChunked ? 16 : 1024, readStream, reader, releaseStream
             )
         else {
             Unmanaged<EventStream>.fromOpaque(reader).release()
@@ -72,6 +78,7 @@ private let readStream: MHD_ContentReaderCallback = { cls, _, buffer, capacity i
     case .wrote(let count): return count
     case .suspended: return 0
     case .ended: return reachd_mhd_end_of_stream
+    case .failed: return reachd_mhd_end_with_error
     }
 }
 

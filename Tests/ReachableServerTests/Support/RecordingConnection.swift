@@ -2,8 +2,9 @@ import Synchronization
 
 @testable import ReachableServer
 
-/// Stands in for libmicrohttpd's connection: records every suspend and resume, in order, so a
-/// test can check the rules the real engine depends on.
+/// Stands in for libmicrohttpd's connection: records every suspend, resume and direct write,
+/// in order, so a test can check the rules the real engine depends on. Direct writes answer
+/// `directWrites` (by default `.notNow`: every frame goes through `read`).
 final class RecordingConnection: StreamConnection {
     enum Call: Equatable {
         case suspend
@@ -11,8 +12,29 @@ final class RecordingConnection: StreamConnection {
     }
 
     private let recorded = Mutex<[Call]>([])
+    private let directWrites = Mutex<[(text: String, result: DirectWrite)]>([])
+    private let outcome: Mutex<DirectWrite>
 
+    init(directWrites: DirectWrite = .notNow) {
+        outcome = Mutex(directWrites)
+    }
+
+    /// What the next direct writes answer.
+    func answerDirectWrites(with result: DirectWrite) {
+        outcome.withLock { $0 = result }
+    }
+
+    func writeNow(_ bytes: [UInt8]) -> DirectWrite {
+        let result = outcome.withLock { $0 }
+        directWrites.withLock { $0.append((String(decoding: bytes, as: UTF8.self), result)) }
+        return result
+    }
+
+    /// Suspensions and resumptions, in order.
     var calls: [Call] { recorded.withLock { $0 } }
+
+    /// Every direct write tried: the text and what it answered.
+    var writes: [(text: String, result: DirectWrite)] { directWrites.withLock { $0 } }
 
     func suspend() {
         recorded.withLock { $0.append(.suspend) }

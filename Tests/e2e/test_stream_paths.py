@@ -1,0 +1,122 @@
+"""The two ways a change reaches an SSE client, and how they meet.
+
+An idle stream is written directly by the publisher (one sendmsg, the connection stays parked in
+libmicrohttpd); a client with unacknowledged data outstanding is left to libmicrohttpd, which
+writes when the client reads. These tests make a client switch between the two paths and check
+that the bytes stay a valid chunked SSE stream that ends on the newest state, and that a client
+that left is noticed by the direct write and its stream ended.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import struct
+import time
+
+import pytest
+
+from conftest import SSEClient, get_status, http, wait_until
+
+pytestmark = pytest.mark.netns
+
+
+def add_addresses(veth, count: int) -> None:
+    """Grow the document (about 60 bytes an address) so a stalled client's buffers fill fast."""
+    subnet = f"198.19.{veth.ns.number % 250}"
+    commands = "".join(f"addr add {subnet}.{i}/32 dev {veth.link}\n" for i in range(1, count + 1))
+    veth.ns.exec("ip", "-batch", "-", input=commands.encode(), check=True, capture_output=True)
+
+
+def toggle(veth, round_number: int) -> str:
+    """One change of state; returns the state it leads to."""
+    if round_number % 2 == 0:
+        veth.del_default_route()
+        return "unreachable"
+    veth.add_default_route()
+    return "reachable"
+
+
+def unacknowledged_bytes(veth, server_port: int, client_port: int) -> int:
+    """Send-Q of reachd's socket to that client, as `ss` reports it."""
+    out = veth.ns.exec("ss", "-Htn", f"sport = :{server_port} and dport = :{client_port}",
+                       capture_output=True, text=True, check=True).stdout.split()
+    return int(out[2])
+
+
+def sse_clients(server, ns: str) -> int:
+    body = http(server.port, "GET", "/metrics", ns=ns).body.decode()
+    return int(float(re.search(r"^reachd_sse_clients (\S+)$", body, re.M).group(1)))
+
+
+def test_a_stalled_reader_catches_up_with_valid_framing_and_the_newest_state(veth, reachd_factory):
+    add_addresses(veth, 150)
+    server = reachd_factory("--heartbeat", "3600", netns=veth.ns.name)
+    stalled = SSEClient(server.port, ns=veth.ns.name)
+    stalled.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+    watcher = SSEClient(server.port, ns=veth.ns.name)
+    try:
+        first = stalled.next_event(timeout=5)
+        watcher.next_event(timeout=5)
+        state = first.doc["state"]
+        # The stalled client reads nothing while 30 changes happen: its socket fills, so the
+        # publisher's direct writes stop and libmicrohttpd holds the newest frame for it.
+        for round_number in range(30):
+            state = toggle(veth, round_number)
+            watcher.wait_for(lambda d, s=state: d["state"] == s, timeout=5)
+        final = get_status(server.port, ns=veth.ns.name)
+        assert final["state"] == state
+        # reachd's side of the stalled connection has bytes the client has not acknowledged: the
+        # direct path refuses such a socket, so what follows came through libmicrohttpd.
+        client_port = stalled.sock.getsockname()[1]
+        assert unacknowledged_bytes(veth, server.port, client_port) > 0
+
+        # Reading again: every byte decodes as chunks (the decoder raises on a broken frame),
+        # sequences only grow, and the last event is the present.
+        deadline = time.monotonic() + 10
+        while True:
+            event = stalled.next_event(timeout=max(0.1, deadline - time.monotonic()))
+            if event.doc["sequence"] == final["sequence"]:
+                break
+        sequences = [e.doc["sequence"] for e in stalled.reader.all_events if e.event == "status"]
+        assert sequences == sorted(set(sequences)), sequences
+        # How many of the 31 states it saw depends on how much the kernel buffered for it.
+        print(f"\nthe stalled client saw {len(sequences)} states, the last {sequences[-1]}")
+
+        # Caught up, it is written directly again: the next change arrives at once.
+        state = toggle(veth, 30)
+        started = time.monotonic()
+        event = stalled.wait_for(lambda d: d["state"] == state, timeout=5)
+        assert event.received_at - started < 2.0
+        assert server.process.poll() is None
+    finally:
+        stalled.close()
+        watcher.close()
+
+
+def test_clients_that_left_are_found_by_the_next_change(veth, reachd_factory):
+    server = reachd_factory("--heartbeat", "3600", netns=veth.ns.name)
+    ns = veth.ns.name
+    leaving = [SSEClient(server.port, ns=ns) for _ in range(20)]
+    staying = SSEClient(server.port, ns=ns)
+    try:
+        for client in leaving + [staying]:
+            client.next_event(timeout=5)
+        wait_until(lambda: sse_clients(server, ns) == 21, timeout=5, message="21 streams open")
+        # Reset, not a FIN: the direct write gets ECONNRESET/EPIPE at once.
+        for client in leaving[:10]:
+            client.sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+        # A clean close: the first write is accepted by the kernel, the client's RST answers it,
+        # and the next write fails.
+        for client in leaving[10:]:
+            client.close()
+        # A parked stream does not see its client leave; the next writes do.
+        for round_number in range(3):
+            state = toggle(veth, round_number)
+            staying.wait_for(lambda d, s=state: d["state"] == s, timeout=5)
+        wait_until(lambda: sse_clients(server, ns) == 1, timeout=5, message="only the staying stream left")
+        assert server.process.poll() is None
+    finally:
+        for client in leaving + [staying]:
+            client.close()
