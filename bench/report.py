@@ -98,7 +98,8 @@ def verdicts(r: dict) -> list[dict]:
         if row["pool"] != 8192:
             continue
         kib = row["kib_per_stream"]
-        add(f"memory per idle stream at today's request-head limit ({row['largest_head_bytes']:,} B; pool 8 KiB; "
+        add(f"memory per idle stream at today's request-head limit ({row['largest_head_many_headers_bytes']:,} B of "
+            f"40-byte headers, {row['largest_head_bytes']:,} B in one; pool 8 KiB; "
             f"{row['streams']:,} streams)", num(kib, "{:.2f} KiB"), "", "", "", "≤ 8 KiB",
             kib is not None and kib <= 8, "see *Memory per stream*" if kib is not None and kib > 8 else "")
 
@@ -425,16 +426,19 @@ def markdown(r: dict) -> str:
         parts += ["### Memory per stream", "",
                   "RSS growth per idle `/events` stream for each connection pool size (`--connection-memory`), "
                   "and the longest request head that pool size still accepts (bisected with a padded "
-                  "`GET /status`). libmicrohttpd 0.9.75 allocates a connection's pool at accept and keeps all of "
+                  "`GET /status`: one long header, and many 40-byte headers, whose records libmicrohttpd "
+                  "also keeps in the pool). libmicrohttpd 0.9.75 allocates a connection's pool at accept and keeps all of "
                   "it until the connection closes, and the request head must fit in it; so each KiB of head "
                   "limit is a KiB of every idle stream. What is left besides the pool is libmicrohttpd's "
                   "connection and response records and reachd's `EventStream`. Reaching 8 KiB per stream at "
                   "today's head limit would need the stream's socket to leave libmicrohttpd after the response "
                   "head (see ARCHITECTURE.md, *Streams and libmicrohttpd*).", "",
-                  "| pool (`--connection-memory`) | largest request head accepted | KiB per idle stream | streams |",
-                  "|---|---|---|---|"]
+                  "| pool (`--connection-memory`) | largest request head accepted: one long header | "
+                  "… many 40-byte headers | KiB per idle stream | streams |",
+                  "|---|---|---|---|---|"]
         for row in memory:
             parts.append(f"| {row['pool']:,} B | {row['largest_head_bytes']:,} B | "
+                         f"{row.get('largest_head_many_headers_bytes', 0):,} B | "
                          f"{num(row['kib_per_stream'], '{:.2f}')} | {row['streams']:,} |")
         parts.append("")
     detail = _throughput_detail(r)
