@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import nsutil  # noqa: E402
 import report  # noqa: E402
 from nsutil import Namespace, VethNet  # noqa: E402
-from servers import PORT, Nginx, Reachd, http_request, read_lines_until, versions  # noqa: E402
+from servers import PORT, Floor, Nginx, Reachd, http_request, read_lines_until, versions  # noqa: E402
 
 FULL = dict(flaps=200, flap_blocks=4, fanout_ns=[1000, 5000, 10000], fanout_reps=5, changes=20,
             client_procs=2, wrk_seconds=10, wrk_reps=4, wrk_threads1=True, idle_clients=1000, idle_seconds=60,
@@ -765,11 +765,14 @@ def fanout_run(ctx: dict, cfg: dict, kind: str, n: int, rep: int, perf: Perf) ->
             net = VethNet()
             ns = net.ns
             server = Reachd(ctx["reachd"], ns, ctx["workdir"], heartbeat=3600, max_connections=n + 2000)
-        else:
+        elif kind == "nchan":
             ns = Namespace()
             server = Nginx(ns, ctx["workdir"], nchan=True)
+        else:  # floor1, floor2: the write-only floor with that many threads
+            ns = Namespace()
+            server = Floor(ctx["floor"], ns, ctx["workdir"], threads=int(kind[len("floor"):]))
         server.wait_ready()
-        if kind == "nchan":
+        if kind != "reachd":
             server.publish(nchan_doc(ctx, 0))
         pid = server.measured_pid
         time.sleep(0.5)
@@ -906,6 +909,9 @@ def phase_fanout(ctx: dict, cfg: dict, budget: Budget, perf: Perf) -> dict:
             order = ["reachd", "nchan"] if rep % 2 == 0 else ["nchan", "reachd"]
             if "doc_with" not in ctx:
                 order = ["reachd", "nchan"]
+            if rep == 0 and ctx.get("floor"):
+                # The floor needs one repetition: it shows what the machine allows, not a rival.
+                order += ["floor1", "floor2"]
             for kind in order:
                 runs.append(fanout_run(ctx, cfg, kind, n, rep, perf))
     out: dict = {"runs": runs, "by_n": {}}
@@ -919,6 +925,14 @@ def phase_fanout(ctx: dict, cfg: dict, budget: Budget, perf: Perf) -> dict:
             "nchan_spread_p50_ms": median_of(c, "spread_ms", "p50"),
             "reachd_spread_max_ms": median_of(r, "spread_ms", "max"),
             "nchan_spread_max_ms": median_of(c, "spread_ms", "max"),
+            "floor1_spread_p50_ms": median_of([x for x in runs if x["n"] == n and x["server"] == "floor1"],
+                                              "spread_ms", "p50"),
+            "floor2_spread_p50_ms": median_of([x for x in runs if x["n"] == n and x["server"] == "floor2"],
+                                              "spread_ms", "p50"),
+            "floor1_spread_max_ms": median_of([x for x in runs if x["n"] == n and x["server"] == "floor1"],
+                                              "spread_ms", "max"),
+            "floor2_spread_max_ms": median_of([x for x in runs if x["n"] == n and x["server"] == "floor2"],
+                                              "spread_ms", "max"),
             "spread_p50_ratio": pair_ratio(pairs, "spread_ms", "p50"),
             "spread_max_ratio": pair_ratio(pairs, "spread_ms", "max"),
             "reachd_p50_ms": median_of(r, "latency_ms", "p50"), "nchan_p50_ms": median_of(c, "latency_ms", "p50"),
@@ -1107,7 +1121,7 @@ def estimate(phase: str, cfg: dict) -> float:
     if phase == "throughput":
         return 2 * (3 if cfg["wrk_threads1"] else 2) * (cfg["wrk_seconds"] + 2) + 5
     if phase == "fanout":
-        return sum(2 * {1000: 5, 5000: 7, 10000: 10}.get(n, 12) for n in cfg["fanout_ns"])
+        return sum(4 * {1000: 5, 5000: 7, 10000: 10}.get(n, 12) for n in cfg["fanout_ns"])
     if phase == "idle":
         return cfg["idle_seconds"] + cfg["heartbeat_check_seconds"] + 20
     if phase == "memory":
@@ -1119,6 +1133,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--reachd", required=True, help="release reachd binary")
     parser.add_argument("--client", required=True, help="compiled bench/sseclient.c")
+    parser.add_argument("--floor", default="", help="compiled bench/floor.c (the write-only fan-out floor)")
     parser.add_argument("--quick", action="store_true", help="reduced smoke run (N=1000, 50 flaps, 10 s idle)")
     parser.add_argument("--only", default="", help=f"comma-separated phases of {','.join(PHASES)}")
     parser.add_argument("--results", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
@@ -1161,6 +1176,7 @@ def main() -> int:
     workdir = tempfile.mkdtemp(prefix="reachd-bench-")
     os.chmod(workdir, 0o755)  # nginx's worker (user nobody) reads the static file from here
     ctx = {"reachd": os.path.abspath(args.reachd), "client": os.path.abspath(args.client), "workdir": workdir,
+           "floor": os.path.abspath(args.floor) if args.floor else None,
            "reserve": 10}
     budget = Budget(args.budget)
     perf = Perf(args.perf, args.results, syscalls=args.syscalls)

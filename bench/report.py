@@ -69,9 +69,13 @@ def verdicts(r: dict) -> list[dict]:
             sr = b.get(f"spread_{stat}_ratio")
             if rs is None:
                 continue
+            floors = [(label, b.get(f"{key}_spread_{stat}_ms")) for key, label in
+                      (("floor1", "1 thread"), ("floor2", "2 threads"))]
+            floor_text = "; write-only floor " + ", ".join(f"{label} {ms(v)}" for label, v in floors if v is not None) \
+                if any(v is not None for _, v in floors) else ""
             add(f"**fan-out N={int(n):,} spread {stat}** (last − first client's kernel receive, per event; "
                 f"{b['reps']} reps)", ms(rs), ms(cs), "nchan, 1 worker", num(sr, "{:.2f}"), "≤ 0.5× nchan",
-                sr is not None and sr <= 0.5, f"{sr:.2f}× nchan" if sr is not None else "")
+                sr is not None and sr <= 0.5, (f"{sr:.2f}× nchan" if sr is not None else "") + floor_text)
         rp, cp = b.get("reachd_p99_ms"), b.get("nchan_p99_ms")
         met = rp is not None and cp is not None and rp <= cp
         detail = ""
@@ -339,7 +343,10 @@ never as the system service.
   **Spread** (the headline) = per event, the last client's kernel receive time minus the first
   client's (`SO_TIMESTAMPNS`, so the clients' own scheduling does not count): the cost of the
   fan-out itself, independent of how the event was triggered; p50 and max over the 20 events,
-  median over repetitions, ratio per repetition against nchan with one worker.
+  median over repetitions, ratio per repetition against nchan with one worker. The
+  **write-only floor** (`bench/floor.c`, one repetition per N) is an SSE server that does nothing
+  but frame each change once and `send()` it to every stream, split over 1 or 2 threads: what this
+  machine allows at all, with the clients on the same two cores.
   "Missed" = a client that lacks any of the 20 changes, plus clients that never connected.
   The client processes' CPU during the change phase is reported next to the server's, so a
   client bottleneck is visible: user-space receive times include the client's own queueing,

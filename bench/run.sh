@@ -48,6 +48,7 @@ fi
 [ -x "$REACHD_BIN" ] || { echo "bench: no reachd binary at $REACHD_BIN" >&2; exit 1; }
 WORK=$(mktemp -d /tmp/reachd-bench-bin.XXXXXX)
 cc -O2 -o "$WORK/sseclient" bench/sseclient.c
+cc -O2 -pthread -o "$WORK/floor" bench/floor.c
 BUILD_SECONDS=$(( $(date +%s) - BUILD_START ))
 
 # ---- limits: 10,000 clients + servers in one session
@@ -70,7 +71,7 @@ ELAPSED=$(( $(date +%s) - START ))
 BUDGET=$(( 15 * 60 - ELAPSED - 45 ))
 [ "$BUDGET" -gt 120 ] || BUDGET=120
 
-ARGS=(--reachd "$REACHD_BIN" --client "$WORK/sseclient" --budget "$BUDGET" --build-seconds "$ELAPSED")
+ARGS=(--reachd "$REACHD_BIN" --client "$WORK/sseclient" --floor "$WORK/floor" --budget "$BUDGET" --build-seconds "$ELAPSED")
 [ "$PREBUILT" = 0 ] || ARGS+=(--prebuilt)
 if [ "$PARTIAL" = 0 ]; then
     ARGS+=(--markdown "$ROOT/BENCHMARKS.md")

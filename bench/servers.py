@@ -293,3 +293,42 @@ def read_lines_until(procs: list[subprocess.Popen], buffers: dict, want, timeout
             text = partial.get(proc.pid, "") + data.decode(errors="replace")
             *lines, partial[proc.pid] = text.split("\n")
             buffers.setdefault(proc.pid, []).extend(lines)
+
+
+class Floor:
+    """`bench/floor.c`: an SSE server that only writes — the physical floor of fan-out on this
+    machine for its number of threads. A change goes in on stdin; "sent N" comes back once every
+    stream was written."""
+
+    def __init__(self, binary: str, ns: Namespace, workdir: str, threads: int, port: int = PORT) -> None:
+        self.ns, self.port, self.threads = ns, port, threads
+        self.name = f"floor{threads}"
+        self.log = open(os.path.join(workdir, f"floor-{ns.name}.log"), "ab")
+        self.proc = ns.popen(binary, "-p", str(port), "-t", str(threads), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=self.log)
+
+    def wait_ready(self, timeout: float = 20) -> None:
+        wait_http(self.ns, self.port, "/status", timeout=timeout, proc=self.proc)
+
+    @property
+    def measured_pid(self) -> int:
+        return self.proc.pid
+
+    def publish(self, body: bytes) -> tuple[int, int, int, int]:
+        """Hands `body` over; returns monotonic and realtime ns before, then after "sent"."""
+        start, start_real = time.monotonic_ns(), time.time_ns()
+        self.proc.stdin.write(b"%d\n" % len(body) + body)
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line.startswith(b"sent "):
+            raise RuntimeError(f"floor answered {line!r}")
+        return start, start_real, time.monotonic_ns(), time.time_ns()
+
+    def stop(self) -> int | None:
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        code = nsutil.stop(self.proc, timeout=5)
+        self.log.close()
+        return code
