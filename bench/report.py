@@ -300,6 +300,31 @@ def _idle_detail(r: dict) -> str:
     return "\n".join(out)
 
 
+# Not a result of this run: how the fan-out got here, measured once before and after each change
+# (`bash bench/run.sh --only fanout --fanout-ns 5000 --reps 1 --perf`, and `--syscalls`).
+FANOUT_HISTORY = """\
+### Fan-out: the profile before and after
+
+Measured on 2026-11-23 on this machine with 5,000 streams and 20 changes
+(`bash bench/run.sh --only fanout --fanout-ns 5000 --reps 1 --perf`, then `--syscalls`), with
+the release builds of commit 426663b (before) and 09c8c8f (after). Re-run those commands to
+see the current profile (`bench/results/perf-fanout-reachd-5000.txt`, `strace-…`).
+
+| | before: libmicrohttpd resumes each stream and writes it | after: the publisher writes each parked stream |
+|---|---|---|
+| system calls for 20 changes × 5,000 streams (`strace -c -f`) | 100,040 `sendto`, 100,020 `write` (the eventfd signal of each `MHD_resume_connection`), 15,084 `poll`, 12,748 `read`, 4,981 `futex` | 100,001 `sendmsg`, 100,000 `ioctl` (`SIOCOUTQ`), 138 `futex`, 20 `poll` (the netlink thread) |
+| where reachd's CPU goes (`perf`, inclusive) | 75 % under `send()` in the two libmicrohttpd workers; 5 % `poll` scanning resumed streams; 8 % context switches; the publisher in `MHD_resume_connection` | 85 % under `sendmsg`, split over two pool threads; 10 % the `SIOCOUTQ` check (what keeps a partial chunk impossible); 9 % context switches |
+| reachd CPU for the 20 changes | 1.25–1.57 s | 1.20–1.41 s |
+| memory per idle stream | 10.38 KiB | 9.38 KiB (an HTTP/1.1 stream's response gets a 16-byte block, not 1 KiB: its chunks are read into the connection's buffer) |
+
+What each change bought: writing parked streams directly removed every resume, eventfd signal,
+worker wake-up and poll scan (two system calls per client per change remain: the check and the
+write); splitting the writes over `--threads` threads (2) brought the spread from one thread's
+to two threads' worth of writes. Both are now the physical work: the write-only floor with two
+threads (same table) is what is left.
+"""
+
+
 METHOD = """\
 ## Method
 
@@ -423,6 +448,7 @@ def markdown(r: dict) -> str:
                   "steady probing.", "", detail, ""]
     detail = _fanout_detail(r)
     if detail:
+        parts += [FANOUT_HISTORY]
         parts += ["### Fan-out runs", "",
                   "Latencies from the moment the trigger was sent to the client's user-space receive (\"p99 "
                   "kernel-rx\": to the kernel's receive timestamp of the segment; \"p99 from return\": from the "
