@@ -246,6 +246,15 @@ inside() {
             sleep 0.2
         done
     }
+    # Whether reachd (PID, its log LOG) is still running; says how it ended when it is not.
+    running() {
+        kill -0 "$1" 2>/dev/null && return 0
+        local status=0
+        wait "$1" || status=$?
+        fail "$2: reachd exited with status $status:"
+        sed 's/^/      /' "$3"
+        return 1
+    }
     # The process really is the image's user, in the image's root, without capabilities.
     check_process() {
         local pid=$1 status
@@ -292,8 +301,7 @@ inside() {
     local serving=$!
     background+=("$serving")
     if ! wait_for 15 curl -sf --max-time 2 "http://127.0.0.1:$port/livez"; then
-        fail "serve: no answer on 127.0.0.1:$port within 15 s"
-        sed 's/^/      /' "$WORK/serve.log"
+        running "$serving" serve "$WORK/serve.log" && fail "serve: no answer on 127.0.0.1:$port within 15 s"
         return 1
     fi
     check_process "$serving"
@@ -363,7 +371,8 @@ PYTHON
     local probing=$!
     background+=("$probing")
     local settled='all(t["state"] != "unknown" for t in d["targets"])'
-    if ! wait_for 20 bash -c "[[ \$(curl -s -o '$WORK/body' -w '%{http_code}' http://127.0.0.1:$probe_port/status) == 200 ]] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if $settled else 1)' '$WORK/body'"; then
+    if ! wait_for 20 bash -c "kill -0 $probing && [[ \$(curl -s -o '$WORK/body' -w '%{http_code}' http://127.0.0.1:$probe_port/status) == 200 ]] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if $settled else 1)' '$WORK/body'"; then
+        running "$probing" probes "$WORK/probes.log" || return 1
         fail "probes: targets still unknown after 20 s: $(cat "$WORK/body")"
         sed 's/^/      /' "$WORK/probes.log"
     else
