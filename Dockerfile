@@ -44,12 +44,15 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends libmicrohttpd12 libmnl0 libstdc++6 libcurl4 \
         libc-ares2 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent \
+    && groupadd --system --gid 10001 reachd \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
         --shell /usr/sbin/nologin reachd
 
 COPY --from=build /out/reachd /usr/local/bin/reachd
 
-# Numeric, so Kubernetes' runAsNonRoot can verify it without reading /etc/passwd.
+# Numeric, so Kubernetes' runAsNonRoot can verify it without reading /etc/passwd; the group is
+# the account's own (created with that gid above: `useradd --user-group` would pick a free
+# system gid, and the process would run with a group the image does not have).
 # No capabilities are needed: reading rtnetlink (link/address/route dumps, multicast change
 # notifications, RTM_GETROUTE lookups) is allowed to any user; NET_ADMIN is only for changing
 # the network, which reachd never does. Port 9478 is unprivileged.
