@@ -4,7 +4,9 @@
 #   docker build -t reachd .
 #   docker run --rm -p 9478:9478 --stop-timeout 15 reachd
 # scripts/check-packaging.sh lints this file and checks that every library the release binary
-# links is installed by the runtime stage below or already in debian:bookworm-slim.
+# links is installed by the runtime stage below or already in debian:bookworm-slim;
+# scripts/check-runtime-image.sh (make check-image) builds the runtime stage without Docker
+# (debootstrap, then its RUN in a chroot) and runs reachd in it as USER.
 
 # ---------------------------------------------------------------------------------------------
 FROM swift:6.3.1-bookworm AS build

@@ -5,6 +5,9 @@
 #      ones it loads on demand for probes (libcurl, c-ares, with their own) — is owned by a Debian
 #      package that the Dockerfile's runtime stage installs or that debian:bookworm-slim already
 #      contains; no Swift runtime library is linked dynamically; ca-certificates is installed.
+#      A quick, offline reading that names the package behind each library; the proof is
+#      scripts/check-runtime-image.sh (make check-image), which builds that image and runs reachd
+#      in it.
 #   3. kubernetes: deploy/kubernetes/*.yaml validate against Kubernetes' schemas (offline); the
 #      prometheus-operator's kinds (PodMonitor, PrometheusRule) have no schema there and are
 #      checked in 5; any other kind without a schema (a misspelt apiVersion) fails.
@@ -79,19 +82,13 @@ check_hadolint() {
 
 # ------------------------------------------------------------------------------ 2. libraries
 
-# Packages `apt-get install`ed in the Dockerfile's last stage (the runtime image).
+# Packages `apt-get install`ed in the Dockerfile's last stage (the runtime image), read as
+# check-runtime-image.sh reads them (scripts/dockerfile-runtime.py).
 runtime_packages() {
-    # Join continuation lines, keep the last stage, take the words after `apt-get install`
-    # up to the end of that command (&&, ;, |).
-    sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' Dockerfile \
-        | awk 'toupper($1) == "FROM" { stage = "" } { stage = stage $0 "\n" } END { printf "%s", stage }' \
-        | grep -E '^[[:space:]]*RUN[[:space:]]' \
-        | grep -oE 'apt-get[[:space:]]+install[^&;|]*' \
-        | sed -E 's/apt-get[[:space:]]+install//' \
-        | tr ' \t' '\n\n' \
-        | grep -vE '^(-.*)?$' \
-        | sed -E 's/[=:].*$//' \
-        | sort -u
+    local parsed PACKAGES
+    parsed="$(python3 scripts/dockerfile-runtime.py Dockerfile)" || return 1
+    eval "$parsed"
+    printf '%s\n' "${PACKAGES[@]}" | sort -u
 }
 
 # The package owning a library path, trying the path as ldd printed it, its real path, and
@@ -191,9 +188,8 @@ check_libraries() {
         fail "libraries: no release binary at $binary"
         return
     fi
-    runtime="$(runtime_packages)"
-    if [[ -z "$runtime" ]]; then
-        fail "libraries: found no apt-get install in the Dockerfile's runtime stage"
+    if ! runtime="$(runtime_packages)" || [[ -z "$runtime" ]]; then
+        fail "libraries: cannot read the packages of the Dockerfile's runtime stage"
         return
     fi
     info "runtime stage installs: $(echo $runtime)"

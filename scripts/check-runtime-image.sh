@@ -103,7 +103,16 @@ binary="$(release_binary)" || die "release build failed"
 [[ -x "$binary" ]] || die "no release binary at $binary"
 
 # ------------------------------------------------------------------------ scratch root
-WORK="$(mktemp -d "$CACHE/run.XXXXXX")"
+# A run killed outright (the time limit's SIGKILL) cannot remove its root: the next one does,
+# once its process is gone and nothing is mounted in it.
+for stale in "$CACHE"/run-*; do
+    [[ -d "$stale" && "$stale" =~ /run-([0-9]+)\. ]] || continue
+    if ! kill -0 "${BASH_REMATCH[1]}" 2>/dev/null && ! grep -qF " $stale/" /proc/mounts; then
+        info "removing the root a killed run left: ${stale#"$ROOT"/}"
+        rm -rf --one-file-system "$stale"
+    fi
+done
+WORK="$(mktemp -d "$CACHE/run-$$.XXXXXX")"
 ROOTFS="$WORK/rootfs"
 inner_pid=""
 cleanup() {
@@ -113,7 +122,8 @@ cleanup() {
         # Only this run's processes live in this run's namespace.
         local pids
         pids="$(ip netns pids "$NAMESPACE" 2>/dev/null || true)"
-        [[ -n "$pids" ]] && kill -9 $pids 2>/dev/null || true
+        # shellcheck disable=SC2086 # one pid a word
+        if [[ -n "$pids" ]]; then kill -9 $pids 2>/dev/null || true; fi
         ip netns delete "$NAMESPACE" 2>/dev/null || true
     fi
     # Mounts are made in the namespace's private mount namespace; should one be visible here,
