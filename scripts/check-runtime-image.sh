@@ -118,7 +118,7 @@ inner_pid=""
 cleanup() {
     local status=$?
     if [[ -n "$inner_pid" ]] && kill -0 "$inner_pid" 2>/dev/null; then kill "$inner_pid" 2>/dev/null || true; fi
-    if ip netns list | grep -qw "^$NAMESPACE"; then
+    if ip netns list 2>/dev/null | grep -qw "^$NAMESPACE"; then
         # Only this run's processes live in this run's namespace.
         local pids
         pids="$(ip netns pids "$NAMESPACE" 2>/dev/null || true)"
