@@ -48,7 +48,11 @@ def in_namespace(arguments):
         run("ip", "-n", name, "link", "set", "veth1", "up")
         run("ip", "-n", name, "route", "add", "default", "via", "198.18.0.2", "dev", "veth0")
         environment = dict(os.environ, MEASURE_NAMESPACE=name)
-        return subprocess.run(["ip", "netns", "exec", name, sys.executable, __file__, *arguments], env=environment).returncode
+        # nsenter rather than `ip netns exec`, which mounts a sysfs of the namespace over /sys and
+        # so hides /sys/fs/cgroup (the memory-limit figure makes a cgroup).
+        return subprocess.run(
+            ["nsenter", f"--net=/run/netns/{name}", sys.executable, __file__, *arguments], env=environment
+        ).returncode
     finally:
         pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split()
         for pid in pids:  # only this run's processes live in this run's namespace
@@ -136,8 +140,10 @@ def first_event_complete(received):
     return start >= 0 and received.find(b"\n\n", start) >= 0
 
 
-def open_streams(port, count, read=True):
-    """`count` /events connections; with `read`, each has received its first event."""
+def open_streams(port, count, read=True, refused=None):
+    """`count` /events connections; with `read`, each has received its first event. With a
+    `refused` list, connections closed before their first event are put there (closed) instead of
+    failing the measurement."""
     selector = selectors.DefaultSelector()
     streams, pending = [], {}
     for index in range(count):
@@ -154,7 +160,17 @@ def open_streams(port, count, read=True):
             deadline = time.monotonic() + 30
             while pending and time.monotonic() < deadline:
                 for key, _ in selector.select(timeout=1):
-                    data = key.fileobj.recv(65536)
+                    try:
+                        data = key.fileobj.recv(65536)
+                    except ConnectionResetError:
+                        data = b""
+                    if not data and refused is not None:
+                        selector.unregister(key.fileobj)
+                        del pending[key.fileobj]
+                        streams.remove(key.fileobj)
+                        refused.append(key.fileobj)
+                        key.fileobj.close()
+                        continue
                     if not data:
                         raise SystemExit("a stream was closed before its first event")
                     pending[key.fileobj] += data
@@ -219,13 +235,92 @@ def memory_per_stream(binary, count):
     return server
 
 
+def memory_cgroup(limit_bytes):
+    """A child of this process's memory cgroup (v2 or v1) limited to `limit_bytes`: (directory,
+    the file that reports its usage), or None when this machine does not allow one."""
+    lines = open("/proc/self/cgroup").read().splitlines()
+    unified = os.path.exists("/sys/fs/cgroup/cgroup.controllers")
+    try:
+        if unified:
+            own = next(line.split(":", 2)[2] for line in lines if line.startswith("0::"))
+            directory = f"/sys/fs/cgroup{own.rstrip('/')}/measure-limits-{os.getpid()}"
+            os.mkdir(directory)
+            open(f"{directory}/memory.max", "w").write(str(limit_bytes))
+            return directory, "memory.current"
+        own = next(line.split(":", 2)[2] for line in lines if ":memory:" in line)
+        directory = f"/sys/fs/cgroup/memory{own.rstrip('/')}/measure-limits-{os.getpid()}"
+        os.mkdir(directory)
+        open(f"{directory}/memory.limit_in_bytes", "w").write(str(limit_bytes))
+        return directory, "memory.usage_in_bytes"
+    except (OSError, StopIteration):
+        return None
+
+
+def streams_under_memory_limit(binary, *options, limit_mib=64, step=500, attempts=10000):
+    """reachd in a memory cgroup of the Kubernetes manifests' limit: how many streams it holds,
+    and whether the limit kills it first."""
+    cgroup = memory_cgroup(limit_mib << 20)
+    if cgroup is None:
+        row(f"streams under a {limit_mib} MiB memory limit", "not measured: no memory cgroup could be made here", "")
+        return
+    directory, usage_file = cgroup
+    join = lambda: open(f"{directory}/cgroup.procs", "w").write(str(os.getpid()))
+    port = 9482
+    log = open(f"/tmp/measure-limits-{os.getpid()}-{port}.log", "w+")
+    process = subprocess.Popen([binary, "--host", "127.0.0.1", "--port", str(port), *options], stdout=log,
+                               stderr=subprocess.STDOUT, preexec_fn=join)
+    streams, refused, tried, usage = [], [], 0, []
+    try:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                if get(port, "/livez")[0] == 200:
+                    break
+            except OSError:
+                time.sleep(0.1)
+        while tried < attempts and process.poll() is None:
+            try:
+                streams += open_streams(port, step, refused=refused)
+            except (OSError, SystemExit):
+                break
+            tried += step
+            time.sleep(0.5)
+            usage.append((len(streams), int(open(f"{directory}/{usage_file}").read()) >> 20))
+        time.sleep(1)
+        ended = process.poll()
+        if ended is not None:
+            how = f"**killed (exit {ended}, the limit's OOM kill) holding about {len(streams):,} streams**"
+        else:
+            how = f"alive, holding {len(streams):,} streams; {len(refused):,} more were closed at once"
+        shown = sorted(set(usage[::4] + usage[-1:]))
+        row(
+            f"streams under a {limit_mib} MiB memory limit (the manifests'), {' '.join(options) or 'default --max-connections'}",
+            f"{how}; the cgroup's usage: " + ", ".join(f"{n:,} streams → {mib} MiB" for n, mib in shown),
+            f"reachd in a memory cgroup ({usage_file}) of {limit_mib} MiB; up to {attempts:,} streams, {step} at a time",
+        )
+    finally:
+        for stream in streams:
+            stream.close()
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        log.close()
+        os.unlink(log.name)
+        time.sleep(0.5)
+        os.rmdir(directory)
+
+
 def cpu_per_request(server, paths, seconds=6, repetitions=3):
-    for path in paths:
+    """Keep-alive requests on each path, then `/status` on a new connection each time (wrk
+    reconnects after `Connection: close`): what a client that opens connections as fast as it can
+    costs."""
+    closing = " -H 'Connection: close'"
+    for path, extra in [(path, []) for path in paths] + [("/status", ["-H", "Connection: close"])]:
         figures = []
         for _ in range(repetitions):
             before = server.cpu_seconds()
             output = subprocess.run(
-                ["wrk", "-t1", "-c16", f"-d{seconds}s", f"http://127.0.0.1:{server.port}{path}"],
+                ["wrk", "-t1", "-c16", f"-d{seconds}s", *extra, f"http://127.0.0.1:{server.port}{path}"],
                 capture_output=True, text=True, check=True,
             ).stdout
             cpu = server.cpu_seconds() - before
@@ -235,9 +330,9 @@ def cpu_per_request(server, paths, seconds=6, repetitions=3):
         micros = statistics.median(f[0] for f in figures)
         rate = statistics.median(f[1] for f in figures)
         row(
-            f"CPU per `GET {path}`",
+            f"CPU per `GET {path}`" + (", a new connection each" if extra else ""),
             f"**{micros:.1f} µs** CPU per request; {rate:,.0f} requests/s with wrk on the same 2 cores",
-            f"utime+stime over `wrk -t1 -c16 -d{seconds}s` / requests, median of {repetitions}",
+            f"utime+stime over `wrk -t1 -c16 -d{seconds}s{closing if extra else ''}` / requests, median of {repetitions}",
         )
 
 
@@ -388,14 +483,21 @@ def stalled_readers(server, count=100, changes=300):
     time.sleep(2)
     sequence = json.loads(get(server.port, "/status")[1])["sequence"]
     after, cpu = server.status(), server.cpu_seconds() - cpu_before
+    # What the kernel holds for them (not in RSS): bytes queued in each stream's send buffer.
+    sockets = subprocess.run(
+        ["ss", "-tnmH", "state", "established", f"sport = :{server.port}"], capture_output=True, text=True
+    ).stdout
+    queued = [int(value) for value in re.findall(r"skmem:\([^)]*?,w(\d+),", sockets)]
     started = time.monotonic()
     get(server.port, "/status")
     answer_ms = (time.monotonic() - started) * 1000
     row(
         "clients that never read `/events`",
         f"{count} stalled streams, {sequence - sequence_before} document changes: VmRSS {before['VmRSS'] / 1024:.1f} → "
-        f"{after['VmRSS'] / 1024:.1f} MiB; /status still answered in {answer_ms:.1f} ms; {cpu * 1000:.0f} ms CPU in all",
-        "each stream holds at most one pending frame (the newest); the kernel's socket buffers hold the rest",
+        f"{after['VmRSS'] / 1024:.1f} MiB; kernel send queues {statistics.mean(queued) / 1024:.1f} KiB per stream "
+        f"(max {max(queued) / 1024:.1f} KiB); /status still answered in {answer_ms:.1f} ms; {cpu * 1000:.0f} ms CPU in all",
+        "each stream holds at most one pending frame (the newest) in reachd; the send queue from `ss -tnm` "
+        "(client receive buffers set to 4 KiB)",
     )
     for stream in streams:
         stream.close()
@@ -425,6 +527,8 @@ def main():
     head_limits(binary, server)
     server.stop()
     connection_limit(binary)
+    streams_under_memory_limit(binary)
+    streams_under_memory_limit(binary, "--max-connections", "1000", attempts=3000)
 
 
 main()
