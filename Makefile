@@ -12,7 +12,7 @@ DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev pkg
 # for the runtime image built without Docker (check-image).
 DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus debootstrap
 
-.PHONY: run test deps test-deps build release format swift-test e2e packaging check-image bench clean
+.PHONY: run test deps test-deps build release format swift-test e2e packaging check-image measure-limits bench clean
 
 ## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
 run: deps release
@@ -68,6 +68,13 @@ check-image: test-deps
 	$(LIMIT) check-image 900 bash scripts/check-runtime-image.sh; status=$$?; \
 	bash scripts/remove-stale-namespaces.sh || { echo "check-image left namespaces behind"; status=1; }; \
 	exit $$status
+
+## What a hostile client can cost a release reachd (THREAT-MODEL.md's figures), measured on
+## loopback in a namespace: memory per stream, CPU per request, limits and timeouts (~4 min).
+measure-limits: deps
+	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; }
+	swift build -c release --static-swift-stdlib --product reachd --scratch-path .build-release
+	$(SUDO) python3 scripts/measure-limits.py --binary .build-release/x86_64-unknown-linux-gnu/release/reachd
 
 ## Side-by-side benchmark against nginx and nchan; writes BENCHMARKS.md (see bench/README.md).
 bench: deps

@@ -15,7 +15,7 @@ namespace). Run as root; prints one Markdown table row per figure, with how it w
   stalled readers              RSS before/after 300 changes with 100 /events clients that never read
 
 Usage: sudo python3 scripts/measure-limits.py [--streams N] [--binary PATH]
-       (make threat-figures builds the release binary as the Dockerfile does, then runs this)
+       (make measure-limits builds the release binary as the Dockerfile does, then runs this)
 """
 
 import argparse
@@ -516,7 +516,7 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, arguments.streams + 1024)), hard))
     binary = os.path.abspath(arguments.binary)
     if subprocess.run(["sh", "-c", "command -v wrk"], capture_output=True).returncode != 0:
-        raise SystemExit("wrk is not installed (apt-get install wrk; make threat-figures installs it)")
+        raise SystemExit("wrk is not installed (apt-get install wrk; make measure-limits installs it)")
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
     print(f"reachd {version} ({binary}); {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}\n")
     print("| limit | measured | how |\n|---|---|---|")
