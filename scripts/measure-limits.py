@@ -289,7 +289,8 @@ def streams_under_memory_limit(binary, *options, limit_mib=64, step=500, attempt
         time.sleep(1)
         ended = process.poll()
         if ended is not None:
-            how = f"**killed (exit {ended}, the limit's OOM kill) holding about {len(streams):,} streams**"
+            how = (f"**killed (exit {ended}, the limit's OOM kill) while {len(streams):,} streams were open "
+                   f"and {step} more were opening**")
         else:
             how = f"alive, holding {len(streams):,} streams; {len(refused):,} more were closed at once"
         shown = sorted(set(usage[::4] + usage[-1:]))
@@ -360,7 +361,7 @@ def connection_limit(binary):
     status = get(port, "/status")[0]
     row(
         "open connections (`--max-connections`, default 10000)",
-        f"connection {limit + 1} of a limit of {limit}: the handshake completes, then {seen} after {refused_after:.1f} ms; "
+        f"connection {limit + 1} of a limit of {limit}: the handshake completes, then {seen} after {refused_after:.2f} ms; "
         f"one closed → the next is served ({status})",
         f"{limit} keep-alive connections held after one request each, then one more",
     )
