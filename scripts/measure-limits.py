@@ -337,6 +337,29 @@ def cpu_per_request(server, paths, seconds=6, repetitions=3):
         )
 
 
+def probe_during_flood(server, seconds=8):
+    """How long the kubelet's /readyz waits while another client floods /status as fast as it can."""
+    flood = subprocess.Popen(["wrk", "-t2", "-c64", f"-d{seconds}s", f"http://127.0.0.1:{server.port}/status"],
+                             stdout=subprocess.PIPE, text=True)
+    time.sleep(1)
+    latencies = []
+    while flood.poll() is None and len(latencies) < 5 * (seconds - 2):
+        started = time.monotonic()
+        status = get(server.port, "/readyz")[0]
+        latencies.append((time.monotonic() - started) * 1000)
+        assert status in (200, 503)
+        time.sleep(0.2)
+    output = flood.communicate()[0]
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1))
+    latencies.sort()
+    row(
+        "a request flood (`--threads`, default 2: no rate limit)",
+        f"`GET /readyz` on a new connection during a flood of {rate:,.0f} `/status` requests/s: median "
+        f"{statistics.median(latencies):.1f} ms, worst {latencies[-1]:.1f} ms of {len(latencies)}",
+        f"`wrk -t2 -c64` on /status for {seconds} s, and a /readyz every 0.2 s beside it",
+    )
+
+
 def connection_limit(binary):
     limit, port = 50, 9480
     server = Reachd(binary, port, "--max-connections", str(limit))
@@ -523,6 +546,7 @@ def main():
     print("| limit | measured | how |\n|---|---|---|")
     server = memory_per_stream(binary, arguments.streams)
     cpu_per_request(server, ["/status", "/metrics", "/readyz", "/", "/nothing-here"])
+    probe_during_flood(server)
     timeouts(server)
     stalled_readers(server)
     head_limits(binary, server)
