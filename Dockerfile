@@ -4,7 +4,9 @@
 #   docker build -t reachd .
 #   docker run --rm -p 9478:9478 --stop-timeout 15 reachd
 # scripts/check-packaging.sh lints this file and checks that every library the release binary
-# links is installed by the runtime stage below or already in debian:bookworm-slim.
+# links is installed by the runtime stage below or already in debian:bookworm-slim;
+# scripts/check-runtime-image.sh (make check-image) builds the runtime stage without Docker
+# (debootstrap, then its RUN in a chroot) and runs reachd in it as USER.
 
 # ---------------------------------------------------------------------------------------------
 FROM swift:6.3.1-bookworm AS build
@@ -44,12 +46,15 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends libmicrohttpd12 libmnl0 libstdc++6 libcurl4 \
         libc-ares2 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && useradd --system --uid 10001 --user-group --no-create-home --home-dir /nonexistent \
+    && groupadd --system --gid 10001 reachd \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
         --shell /usr/sbin/nologin reachd
 
 COPY --from=build /out/reachd /usr/local/bin/reachd
 
-# Numeric, so Kubernetes' runAsNonRoot can verify it without reading /etc/passwd.
+# Numeric, so Kubernetes' runAsNonRoot can verify it without reading /etc/passwd; the group is
+# the account's own (created with that gid above: `useradd --user-group` would pick a free
+# system gid, and the process would run with a group the image does not have).
 # No capabilities are needed: reading rtnetlink (link/address/route dumps, multicast change
 # notifications, RTM_GETROUTE lookups) is allowed to any user; NET_ADMIN is only for changing
 # the network, which reachd never does. Port 9478 is unprivileged.

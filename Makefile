@@ -8,18 +8,20 @@ VENV := .venv-test
 # c-ares), pkg-config to find them.
 DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev pkg-config
 # Test needs: curl and iproute2 for black-box tests, python3-venv for the pytest suite, dnsmasq
-# and openssl for the worlds the probe tests build (a real DNS server, a TLS server).
-DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus
+# and openssl for the worlds the probe tests build (a real DNS server, a TLS server), debootstrap
+# for the runtime image built without Docker (check-image).
+DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus debootstrap
 
-.PHONY: run test deps test-deps build release format swift-test e2e packaging bench clean
+.PHONY: run test deps test-deps build release format swift-test e2e packaging check-image measure-limits bench clean
 
 ## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
 run: deps release
 	./.build/release/reachd $(ARGS)
 
 ## Install what is missing and run every test: Swift unit and kernel tests, black-box tests
-## of the running binary, the OpenAPI contract, and the Docker/Kubernetes packaging checks.
-test: deps test-deps format build swift-test e2e packaging
+## of the running binary, the OpenAPI contract, the Docker/Kubernetes packaging checks, and the
+## runtime image built and run without Docker.
+test: deps test-deps format build swift-test e2e packaging check-image
 
 deps:
 	@command -v swift >/dev/null || { echo "Swift 6 is needed: https://www.swift.org/install/linux/"; exit 1; }
@@ -60,9 +62,23 @@ e2e: build
 packaging:
 	$(LIMIT) packaging 600 bash scripts/check-packaging.sh
 
+## The Dockerfile's runtime stage built for real (debootstrap minbase + its RUN, cached in
+## .build-image/) and reachd run in it as the image's user: serving, HEALTHCHECK, probes.
+check-image: test-deps
+	$(LIMIT) check-image 900 bash scripts/check-runtime-image.sh; status=$$?; \
+	bash scripts/remove-stale-namespaces.sh || { echo "check-image left namespaces behind"; status=1; }; \
+	exit $$status
+
+## What a hostile client can cost a release reachd (THREAT-MODEL.md's figures), measured on
+## loopback in a namespace: memory per stream, CPU per request, limits and timeouts (~4 min).
+measure-limits: deps
+	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; }
+	swift build -c release --static-swift-stdlib --product reachd --scratch-path .build-release
+	$(SUDO) python3 scripts/measure-limits.py --binary .build-release/x86_64-unknown-linux-gnu/release/reachd
+
 ## Side-by-side benchmark against nginx and nchan; writes BENCHMARKS.md (see bench/README.md).
 bench: deps
 	bash bench/run.sh
 
 clean:
-	rm -rf .build .build-release $(VENV)
+	rm -rf .build .build-release .build-image $(VENV)

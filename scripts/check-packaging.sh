@@ -5,13 +5,17 @@
 #      ones it loads on demand for probes (libcurl, c-ares, with their own) — is owned by a Debian
 #      package that the Dockerfile's runtime stage installs or that debian:bookworm-slim already
 #      contains; no Swift runtime library is linked dynamically; ca-certificates is installed.
+#      A quick, offline reading that names the package behind each library; the proof is
+#      scripts/check-runtime-image.sh (make check-image), which builds that image and runs reachd
+#      in it.
 #   3. kubernetes: deploy/kubernetes/*.yaml validate against Kubernetes' schemas (offline); the
 #      prometheus-operator's kinds (PodMonitor, PrometheusRule) have no schema there and are
 #      checked in 5; any other kind without a schema (a misspelt apiVersion) fails.
 #   4. openapi: openapi.yaml is a valid OpenAPI document.
 #   5. monitoring: the PrometheusRule's groups pass `promtool check rules` and the alert tests
 #      in deploy/kubernetes/tests (`promtool test rules`); the PodMonitor, the prometheus.io/*
-#      annotations and the NetworkPolicy agree with the workloads' labels and named ports.
+#      annotations and the NetworkPolicy agree with the workloads' labels and named ports; each
+#      reachd container's memory limit holds its REACHD_MAX_CONNECTIONS (measured costs).
 #
 # The binary is built like the Dockerfile builds it, into .build-release, unless
 # REACHD_RELEASE_BIN names one already built that way. The build host must be Debian 12, as
@@ -79,19 +83,13 @@ check_hadolint() {
 
 # ------------------------------------------------------------------------------ 2. libraries
 
-# Packages `apt-get install`ed in the Dockerfile's last stage (the runtime image).
+# Packages `apt-get install`ed in the Dockerfile's last stage (the runtime image), read as
+# check-runtime-image.sh reads them (scripts/dockerfile-runtime.py).
 runtime_packages() {
-    # Join continuation lines, keep the last stage, take the words after `apt-get install`
-    # up to the end of that command (&&, ;, |).
-    sed -e ':a' -e '/\\$/N; s/\\\n/ /; ta' Dockerfile \
-        | awk 'toupper($1) == "FROM" { stage = "" } { stage = stage $0 "\n" } END { printf "%s", stage }' \
-        | grep -E '^[[:space:]]*RUN[[:space:]]' \
-        | grep -oE 'apt-get[[:space:]]+install[^&;|]*' \
-        | sed -E 's/apt-get[[:space:]]+install//' \
-        | tr ' \t' '\n\n' \
-        | grep -vE '^(-.*)?$' \
-        | sed -E 's/[=:].*$//' \
-        | sort -u
+    local parsed PACKAGES
+    parsed="$(python3 scripts/dockerfile-runtime.py Dockerfile)" || return 1
+    eval "$parsed"
+    printf '%s\n' "${PACKAGES[@]}" | sort -u
 }
 
 # The package owning a library path, trying the path as ldd printed it, its real path, and
@@ -191,9 +189,8 @@ check_libraries() {
         fail "libraries: no release binary at $binary"
         return
     fi
-    runtime="$(runtime_packages)"
-    if [[ -z "$runtime" ]]; then
-        fail "libraries: found no apt-get install in the Dockerfile's runtime stage"
+    if ! runtime="$(runtime_packages)" || [[ -z "$runtime" ]]; then
+        fail "libraries: cannot read the packages of the Dockerfile's runtime stage"
         return
     fi
     info "runtime stage installs: $(echo $runtime)"
@@ -276,6 +273,7 @@ check_openapi() {
 # the workloads (Deployment, DaemonSet) in deploy/kubernetes. Prints one line per finding.
 monitoring_manifests() {
     "$1" - "$2" deploy/kubernetes/*.yaml <<'PYTHON'
+import re
 import sys
 import yaml
 
@@ -320,6 +318,31 @@ for path, workload in workloads:
         if annotations.get("prometheus.io/port") not in {str(number) for number in ports(workload).values()}:
             problems.append(f"{path}: prometheus.io/port is none of the container's ports")
 
+# reachd's memory at its connection limit must fit the container's memory limit, or a client
+# opening streams gets it OOM-killed (measured: a 64 MiB cgroup kills it at about 5,500 streams).
+# Measured costs (THREAT-MODEL.md): ~20 MiB idle; per connection ~10 KiB in reachd plus up to
+# 32 KiB of kernel send buffer for a client that stops reading (charged to the cgroup on v2).
+IDLE_BYTES, PER_CONNECTION_BYTES = 20 << 20, 42 << 10
+UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "K": 1000, "M": 1000**2, "G": 1000**3, "": 1}
+
+def quantity(text):
+    number, unit = re.fullmatch(r"([0-9.]+)([A-Za-z]*)", str(text)).groups()
+    return float(number) * UNITS[unit]
+
+for path, workload in workloads:
+    for container in workload["spec"]["template"]["spec"]["containers"]:
+        if not container["image"].split("/")[-1].startswith("reachd"):
+            continue
+        environment = {item["name"]: item.get("value") for item in container.get("env", [])}
+        connections = int(environment.get("REACHD_MAX_CONNECTIONS", 10000))
+        limit = container.get("resources", {}).get("limits", {}).get("memory")
+        needed = IDLE_BYTES + connections * PER_CONNECTION_BYTES
+        if limit is None:
+            problems.append(f"{path}: {container['name']} has no memory limit")
+        elif quantity(limit) < needed:
+            problems.append(f"{path}: {container['name']}: {connections} connections need about "
+                            f"{needed / (1 << 20):.0f} MiB, the limit is {limit} (set REACHD_MAX_CONNECTIONS)")
+
 for path, policy in ((p, d) for p, d in documents if d["kind"] == "NetworkPolicy"):
     matched = [w for _, w in workloads if selected(policy["spec"]["podSelector"], w["spec"]["template"]["metadata"]["labels"])]
     if not matched:
@@ -353,7 +376,7 @@ check_monitoring() {
         fail "monitoring: the manifests disagree"
         printf '%s\n' "$findings" | sed 's/^/      /'
     else
-        pass "monitoring: the PodMonitor, prometheus.io/* annotations and NetworkPolicy match the workloads' labels and ports"
+        pass "monitoring: the PodMonitor, prometheus.io/* annotations and NetworkPolicy match the workloads' labels and ports; memory limits hold REACHD_MAX_CONNECTIONS"
     fi
     if output="$("$promtool" check rules "$scratch/reachd-rules.yaml" 2>&1)"; then
         pass "monitoring: promtool check rules: the PrometheusRule's groups ($(grep -oE '[0-9]+ rules found' <<<"$output"))"

@@ -16,12 +16,13 @@ public struct ServerConfiguration: Sendable {
     /// Seconds an idle non-streaming connection (keep-alive, slow sender) may stay open.
     public var connectionTimeout: Int = 30
     /// Bytes of libmicrohttpd memory per connection (it zeroes all of it, so every stream costs
-    /// this much). Also bounds the request head: 8 KiB admits headers up to about 3.5 KiB; a
-    /// larger head gets 431. Raise it for clients that send big cookies.
+    /// this much). Also bounds the request head, which shares it with each header's bookkeeping:
+    /// 8 KiB admits a head of about 7.7 KiB in a few headers, or about 100 short headers
+    /// (measured, THREAT-MODEL.md); a larger head gets 431. Raise it for big cookies.
     public var connectionMemoryLimit: Int = 8 * 1024
     /// Seconds the graceful shutdown may take before stragglers are cut.
     public var shutdownTimeout: Double = 10
-    /// libmicrohttpd worker threads, each with its own epoll loop.
+    /// libmicrohttpd worker threads, each with its own poll loop.
     public var threads: Int = 2
     /// The `retry:` reconnect delay (ms) sent to SSE clients first; the final one adds jitter.
     public var retryMilliseconds: Int = 2000

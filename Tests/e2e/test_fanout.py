@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import json
 import selectors
 import socket
+import subprocess
 import termios
 import time
 
@@ -204,3 +206,41 @@ def test_clients_that_never_read_do_not_slow_readers(veth, reachd_factory):
     finally:
         stuck.close()
         readers.close()
+
+
+def send_queues(ns: str, port: int) -> list[int]:
+    """Bytes the kernel holds unsent on each of the server's established connections (`ss`)."""
+    output = subprocess.run(["ip", "netns", "exec", ns, "ss", "-tnH", "state", "established", f"sport = :{port}"],
+                            capture_output=True, text=True, check=True).stdout
+    return [int(line.split()[1]) for line in output.splitlines() if line.strip()]
+
+
+@pytest.mark.slow
+def test_a_client_that_never_reads_costs_the_kernel_a_bounded_send_queue(veth, reachd_factory):
+    # A 3 KB document (150 extra addresses), and 60 changes of it: 190 KB per stream if the kernel
+    # queues every event, as it did while the send buffer was left to autotuning (which allows up to
+    # tcp_wmem's 4 MiB per stream). reachd's fixed send buffer stops it at about 12 KB; beyond
+    # that reachd keeps only the newest frame itself.
+    subnet = f"198.19.{veth.ns.number % 250}"
+    commands = "".join(f"addr add {subnet}.{i}/32 dev {veth.link}\n" for i in range(1, 151))
+    veth.ns.exec("ip", "-batch", "-", input=commands.encode(), check=True, capture_output=True)
+    server = reachd_factory(netns=veth.ns.name)
+    first = get_status(server.port, ns=veth.ns.name)
+    stuck = Swarm(veth.ns.name, server.port, 5, reads=False, rcvbuf=1024)
+    try:
+        assert stuck.pump(lambda: all(c.sent or c.error for c in stuck.clients), timeout=10)
+        assert not [c.error for c in stuck.clients if c.error]
+        for round_number in range(60):
+            (veth.del_default_route if round_number % 2 == 0 else veth.add_default_route)()
+            time.sleep(0.02)
+        time.sleep(0.5)
+        last = get_status(server.port, ns=veth.ns.name)
+        changes = last["sequence"] - first["sequence"]
+        queued = send_queues(veth.ns.name, server.port)
+        print(f"\n{changes} changes of a {len(json.dumps(last))} B document; send queues {sorted(queued)} B")
+        assert changes >= 40, "too few changes to fill an unbounded send queue"
+        assert len(queued) >= 5
+        assert max(queued) <= 64 * 1024, f"the kernel holds {max(queued)} B for a client that never reads"
+        assert server.process.poll() is None
+    finally:
+        stuck.close()

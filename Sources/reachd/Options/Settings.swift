@@ -59,7 +59,7 @@ enum Settings {
 
     static let connectionMemory = Setting<Int>(
         "connection-memory",
-        "Bytes of memory per connection; bounds request headers to about half of it, and each SSE stream costs about this much",
+        "Bytes of memory per connection; bounds the request head (8192 admits about 7.7 KiB, or about 100 headers), and each SSE stream costs about this much",
         default: ServerConfiguration().connectionMemoryLimit, in: 4096...1_048_576, unit: " bytes"
     )
 
