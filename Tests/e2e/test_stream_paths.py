@@ -23,8 +23,8 @@ pytestmark = pytest.mark.netns
 
 def add_addresses(veth, count: int) -> None:
     """Grow the document (about 60 bytes an address) so a stalled client's buffers fill fast."""
-    subnet = f"198.19.{veth.ns.number % 250}"
-    commands = "".join(f"addr add {subnet}.{i}/32 dev {veth.link}\n" for i in range(1, count + 1))
+    third = (veth.ns.number * 2) % 250
+    commands = "".join(f"addr add 198.19.{third + i // 250}.{i % 250 + 1}/32 dev {veth.link}\n" for i in range(count))
     veth.ns.exec("ip", "-batch", "-", input=commands.encode(), check=True, capture_output=True)
 
 
@@ -119,4 +119,27 @@ def test_clients_that_left_are_found_by_the_next_change(veth, reachd_factory):
         assert server.process.poll() is None
     finally:
         for client in leaving + [staying]:
+            client.close()
+
+
+def test_a_document_larger_than_the_send_buffer_reaches_every_stream(veth, reachd_factory):
+    # Over 64 KiB, more than an empty send buffer takes in one write (a direct write of it would be
+    # cut short, and half a chunk cannot be continued): such changes go through libmicrohttpd, and
+    # no stream may be cut for them.
+    add_addresses(veth, 4500)
+    server = reachd_factory("--heartbeat", "3600", netns=veth.ns.name)
+    ns = veth.ns.name
+    assert len(http(server.port, "GET", "/status", ns=ns).body) > 72 * 1024
+    clients = [SSEClient(server.port, ns=ns) for _ in range(5)]
+    try:
+        for client in clients:
+            client.next_event(timeout=5)
+        for round_number in range(6):
+            state = toggle(veth, round_number)
+            for client in clients:
+                client.wait_for(lambda d, s=state: d["state"] == s, timeout=5)
+        assert all(not c.reader.eof and not c.reader.reset for c in clients)
+        assert sse_clients(server, ns) == 5
+    finally:
+        for client in clients:
             client.close()

@@ -32,17 +32,19 @@ struct MHDConnection: StreamConnection, @unchecked Sendable {
     ///
     /// A suspended connection's write buffer is empty (libmicrohttpd suspends it from the reader,
     /// once the previous chunk was sent), so these bytes follow whole chunks. Only a socket with
-    /// nothing left unacknowledged (`SIOCOUTQ` 0) is written: its send buffer is empty, so a
-    /// chunk of a few KiB goes in whole — a partial write would need raw bytes libmicrohttpd
-    /// cannot send. A client that reads slowly has data outstanding and takes libmicrohttpd's
-    /// path, which waits for the socket to become writable.
+    /// nothing left unacknowledged (`SIOCOUTQ` 0) is written, and only a chunk no larger than the
+    /// send buffer every connection gets (`ListeningSocket.sendBufferBytes`; the kernel allows
+    /// twice that): an empty send buffer takes it whole, and a partial write would leave raw
+    /// bytes libmicrohttpd cannot continue. A client that reads slowly has data outstanding, and
+    /// a larger document does not fit: both take libmicrohttpd's path, which writes as the
+    /// socket drains.
     func writeNow(_ bytes: [UInt8]) -> DirectWrite {
-        guard directSocket >= 0, !bytes.isEmpty else { return .notNow }
+        var header = ChunkHeader(size: bytes.count)
+        let total = header.count + bytes.count + 2
+        guard directSocket >= 0, !bytes.isEmpty, total <= ListeningSocket.sendBufferBytes else { return .notNow }
         let unsent = reachd_socket_unsent_bytes(directSocket)
         guard unsent == 0 else { return unsent < 0 ? .failed : .notNow }
-        var header = ChunkHeader(size: bytes.count)
         var lineEnd = (UInt8(ascii: "\r"), UInt8(ascii: "\n"))
-        let total = header.count + bytes.count + 2
         let sent = header.withBytes { headerBytes in
             withUnsafeBytes(of: &lineEnd) { lineEndBytes in
                 bytes.withUnsafeBytes { body in
