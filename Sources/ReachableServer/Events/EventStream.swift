@@ -18,6 +18,8 @@ final class EventStream: Sendable {
         case suspended
         /// Closing and everything written: the engine ends the response.
         case ended
+        /// The client has gone: the engine closes the connection without writing more.
+        case abandoned
     }
 
     private struct State {
@@ -34,6 +36,8 @@ final class EventStream: Sendable {
         var isClosing = false
         /// The connection ended (client left or stream finished): never resume again.
         var isDead = false
+        /// A heartbeat found the client gone: the next read ends the connection.
+        var isAbandoned = false
 
         var hasPending: Bool { offset < current.count || !control.isEmpty || frame != nil }
 
@@ -76,6 +80,7 @@ final class EventStream: Sendable {
     /// inside the lock (so a resume can only follow it); once closing and empty, the stream ends.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Read {
         state.withLock { state in
+            if state.isAbandoned { return .abandoned }
             var written = 0
             while written < buffer.count {
                 if state.offset >= state.current.count {
@@ -107,11 +112,18 @@ final class EventStream: Sendable {
         if wake { connection.resume() }
     }
 
-    /// Writes a keep-alive comment unless something is already waiting to be written.
+    /// Writes a keep-alive comment unless something is already waiting to be written; ends
+    /// the stream instead if its client has gone. Writing cannot tell: the first write after a
+    /// client left succeeds (it only draws the client's reset), so a departed client would
+    /// hold its slot until the second heartbeat.
     func heartbeat() {
         let wake = state.withLock { state -> Bool in
             guard !state.isDead, !state.isClosing, !state.hasPending else { return false }
-            state.control = EventFrame.keepAlive
+            if state.isSuspended && connection.clientHasLeft() {
+                state.isAbandoned = true
+            } else {
+                state.control = EventFrame.keepAlive
+            }
             return state.takeSuspension()
         }
         if wake { connection.resume() }

@@ -72,6 +72,7 @@ private let readStream: MHD_ContentReaderCallback = { cls, _, buffer, capacity i
     case .wrote(let count): return count
     case .suspended: return 0
     case .ended: return reachd_mhd_end_of_stream
+    case .abandoned: return reachd_mhd_end_with_error
     }
 }
 

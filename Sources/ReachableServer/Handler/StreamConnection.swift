@@ -8,4 +8,7 @@
 protocol StreamConnection: Sendable {
     func suspend()
     func resume()
+    /// Whether the client has gone (its FIN or a reset arrived). Asked only while suspended:
+    /// the engine does not read a suspended connection, so nothing else would notice.
+    func clientHasLeft() -> Bool
 }

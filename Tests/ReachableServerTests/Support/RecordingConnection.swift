@@ -11,6 +11,12 @@ final class RecordingConnection: StreamConnection {
     }
 
     private let recorded = Mutex<[Call]>([])
+    private let left = Mutex(false)
+
+    /// Makes `clientHasLeft()` true from now on, as when the client's FIN arrives.
+    func clientLeaves() {
+        left.withLock { $0 = true }
+    }
 
     var calls: [Call] { recorded.withLock { $0 } }
 
@@ -20,5 +26,9 @@ final class RecordingConnection: StreamConnection {
 
     func resume() {
         recorded.withLock { $0.append(.resume) }
+    }
+
+    func clientHasLeft() -> Bool {
+        left.withLock { $0 }
     }
 }
