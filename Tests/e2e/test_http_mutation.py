@@ -3,8 +3,9 @@
 Requests mutated from the seed corpus (`http_corpus/`, see `http_mutator.py`) go to one reachd
 over many concurrent connections, while another process times `GET /status` throughout. Every
 answer must be well-formed HTTP with a status below 500 (or the connection closes); reachd must
-never crash, `/status` must answer each probe within 200 ms, and the process's open descriptors
-must return to their baseline afterwards.
+never crash, `/status` must answer each probe within 200 ms (less any moment the machine kept
+every process of reachd's priority off the CPU: see `status_prober.py`), and the process's open
+descriptors must return to their baseline afterwards.
 
 Allowed 5xx, and why: `505 HTTP Version Not Supported` is libmicrohttpd's answer to a request
 line whose version it does not speak (a mutated `HTTP/1.1`) — a client error in substance, as
@@ -12,7 +13,7 @@ RFC 9110 puts it under 5xx only for historical reasons; `503` from the health en
 (`application/health+json`) when a check fails is their contract. Anything else (500, 502,
 504, a 503 from another resource) is a defect.
 
-Sizes: 8,000 requests in `make e2e`; 100,000 with `REACHD_SCALE=full` (`make fuzz-http`);
+Sizes: 10,000 requests in `make e2e`; 100,000 with `REACHD_SCALE=full` (`make fuzz-http`);
 `REACHD_FUZZ_REQUESTS` overrides both. `REACHD_FUZZ_SEED` replays a run; a failure prints the
 seed and the failing case numbers (`python Tests/e2e/http_mutator.py SEED CASE` prints a case).
 """
@@ -135,6 +136,11 @@ class Fuzzer:
         self.failures: list[tuple[int, str, bytes, bytes]] = []
         self.outcomes: collections.Counter = collections.Counter()
         self.statuses: collections.Counter = collections.Counter()
+        self.spans: list[tuple[float, float, int]] = []  # (monotonic start, end, case): who was in flight when
+
+    def in_flight(self, start: float, end: float) -> list[int]:
+        """The cases whose connections overlapped [start, end]."""
+        return [index for began, ended, index in self.spans if began <= end and ended >= start]
 
     async def run(self) -> None:
         await asyncio.gather(*(self.worker() for _ in range(CONCURRENCY)))
@@ -144,10 +150,12 @@ class Fuzzer:
             index = self.next_index
             self.next_index += 1
             request = self.mutator.case(self.seed, index)
+            began = time.monotonic()
             try:
                 await self.one_case(index, request)
             except Exception as error:  # noqa: BLE001 — any surprise is a failure with its case
                 self.fail(index, f"client error {type(error).__name__}: {error}", request, b"")
+            self.spans.append((began, time.monotonic(), index))
 
     def fail(self, index: int, problem: str, request: bytes, answer: bytes) -> None:
         self.failures.append((index, problem, request, answer))
@@ -222,7 +230,7 @@ class Fuzzer:
 
 @pytest.mark.slow
 def test_mutated_requests_get_valid_answers_and_status_stays_fast(reachd_factory):
-    count = sized("REACHD_FUZZ_REQUESTS", ci=8_000, full=100_000)
+    count = sized("REACHD_FUZZ_REQUESTS", ci=10_000, full=100_000)
     seed = int(os.environ.get("REACHD_FUZZ_SEED") or random.SystemRandom().randrange(1 << 32))
     print(f"\nfuzz seed {seed}, {count} requests (replay: REACHD_FUZZ_SEED={seed})")
     server = reachd_factory("--allow-origin", "https://dash.example", "--heartbeat", "1")
@@ -241,7 +249,15 @@ def test_mutated_requests_get_valid_answers_and_status_stays_fast(reachd_factory
     fuzzer = Fuzzer(server.port, seed, count)
     started = time.monotonic()
     with StatusProber(server.port) as prober:
-        asyncio.run(fuzzer.run())
+        # The mutator and its 200 connections keep this thread busy on one of the machine's cores;
+        # at nice 10 it yields to reachd (at 0) instead of starving the server it measures.
+        # (setpriority on one thread: on Linux the nice value is per thread.)
+        priority = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, 0, priority + 10)
+        try:
+            asyncio.run(fuzzer.run())
+        finally:
+            os.setpriority(os.PRIO_PROCESS, 0, priority)
     elapsed = time.monotonic() - started
     probes = prober.result
     alive = server.process.poll() is None
@@ -256,6 +272,9 @@ def test_mutated_requests_get_valid_answers_and_status_stays_fast(reachd_factory
     print(f"{count} requests in {elapsed:.1f} s ({count / elapsed:.0f}/s); outcomes {dict(fuzzer.outcomes)}")
     print(f"statuses {dict(sorted(fuzzer.statuses.items()))}")
     print(probes.summary())
+    for at, seconds in probes.slowest(3):
+        in_flight = fuzzer.in_flight(at, at + seconds)
+        print(f"  a probe of {seconds * 1000:.1f} ms overlapped {len(in_flight)} cases, e.g. {in_flight[:8]}")
     print(f"descriptors: baseline {baseline}, after {after} (settled in {settled_in:.1f} s)")
     for index, problem, request, answer in fuzzer.failures[:10]:
         print(f"case {index}: {problem}\n  sent {request[:300]!r}\n  got  {answer[:300]!r}")
@@ -264,6 +283,6 @@ def test_mutated_requests_get_valid_answers_and_status_stays_fast(reachd_factory
     assert not fuzzer.failures, (f"{len(fuzzer.failures)} of {count} cases failed (seed {seed}, cases "
                                  f"{[f[0] for f in fuzzer.failures[:20]]}); first: {fuzzer.failures[0][1]}")
     assert not probes.failures, f"/status probes failed: {probes.failures[:5]} (seed {seed})"
-    assert probes.worst <= STATUS_LIMIT, f"/status took {probes.worst * 1000:.0f} ms; {probes.summary()} (seed {seed})"
+    assert probes.worst_own <= STATUS_LIMIT, f"/status took {probes.worst_own * 1000:.0f} ms; {probes.summary()} (seed {seed})"
     assert after <= baseline, f"descriptors {after} > baseline {baseline} after {SETTLE}s (seed {seed})"
     assert http(server.port, "GET", "/status").status == 200

@@ -4,7 +4,8 @@ Half of them send a byte every 1.5 s: under reachd's rule for a new connection (
 silence before the first request is complete closes it; every byte restarts the clock), so they
 are held open for the whole run. The other half send a byte every 4 s: each is closed after two
 seconds of silence and reconnects at once, as an attacker would. Throughout, another process
-times `GET /status` on fresh connections: each answer within 200 ms.
+times `GET /status` on fresh connections: each answer within 200 ms (less any moment the machine
+kept every process of reachd's priority off the CPU: see `status_prober.py`).
 
 Duration: 20 s in `make e2e`, 120 s with `REACHD_SCALE=full` (`make scale`);
 `REACHD_SLOWLORIS_SECONDS` overrides both.
@@ -119,7 +120,7 @@ def test_slowloris_connections_do_not_slow_status(reachd_factory):
     print(probes.summary())
     assert final.status == 200
     assert not probes.failures, probes.failures[:5]
-    assert probes.worst <= STATUS_LIMIT, probes.summary()
+    assert probes.worst_own <= STATUS_LIMIT, probes.summary()
     assert sum(loris.closed_by_server for loris in steady) == 0, "a slow but steady sender was cut off"
     assert all(loris.closed_by_server >= 1 for loris in sparse) or duration < 2 * SPARSE_INTERVAL
     assert silences and silences[0] >= 1.5 and silences[-1] <= 3.9, (silences[:3], silences[-3:])
