@@ -13,9 +13,11 @@ loop in C: a Python client would be the bottleneck).
 
 from __future__ import annotations
 
+import fcntl
 import resource
 import signal
 import socket
+import termios
 import time
 
 import pytest
@@ -100,6 +102,7 @@ def test_every_reading_stream_gets_every_change_beside_clients_that_never_read(v
             delivery.append(time.monotonic() - changed_at)
         rss_after = rss_kib(pid)
         descriptors = open_descriptors(pid)
+        unread = [int.from_bytes(fcntl.ioctl(sock, termios.FIONREAD, b"\0" * 4), "little") for sock in stuck]
         assert server.process.poll() is None, "reachd died"
     finally:
         records = swarm.quit()
@@ -112,7 +115,8 @@ def test_every_reading_stream_gets_every_change_beside_clients_that_never_read(v
     per_stream = (rss_streams - rss_idle) / count
     print(f"RSS: idle {rss_idle / 1024:.1f} MiB, with {count} streams + {STUCK_CLIENTS} stuck "
           f"{rss_streams / 1024:.1f} MiB ({per_stream:.2f} KiB per stream), after {CHANGES} changes "
-          f"{rss_after / 1024:.1f} MiB; descriptors {descriptors}")
+          f"{rss_after / 1024:.1f} MiB; descriptors {descriptors}; the stuck clients hold "
+          f"{min(unread)}..{max(unread)} B unread each")
 
     problems = [r for r in records if r.end != "open"]
     assert not problems, f"{len(problems)} streams ended early, e.g. {[(r.index, r.end) for r in problems[:5]]}"
