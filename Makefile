@@ -8,11 +8,13 @@ VENV := .venv-test
 # c-ares), pkg-config to find them.
 DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev pkg-config
 # Test needs: curl and iproute2 for black-box tests, python3-venv for the pytest suite, dnsmasq
-# and openssl for the worlds the probe tests build (a real DNS server, a TLS server), debootstrap
-# for the runtime image built without Docker (check-image).
-DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus debootstrap
+# and openssl for the worlds the probe tests build (a real DNS server, a TLS server), gcc for
+# the C helpers the e2e tests compile (the netlink fault shim, the 10,000-stream client),
+# debootstrap for the runtime image built without Docker (check-image).
+DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap
 
-.PHONY: run test deps test-deps build release format swift-test e2e packaging check-image measure-limits bench clean
+.PHONY: run test deps test-deps build release format swift-test e2e packaging check-image measure-limits bench clean \
+	fuzz-http scale soak reliability
 
 ## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
 run: deps release
@@ -75,6 +77,27 @@ measure-limits: deps
 	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; }
 	swift build -c release --static-swift-stdlib --product reachd --scratch-path .build-release
 	$(SUDO) python3 scripts/measure-limits.py --binary .build-release/x86_64-unknown-linux-gnu/release/reachd
+
+# The long runs (RELIABILITY.md): the load tests of Tests/e2e at full size. `make e2e` runs the
+# same tests at reduced sizes. REACHD_BIN=path/to/reachd tests another build.
+FULL_SIZE = REACHD_SCALE=full $(LIMIT) $(1) $(2) $(VENV)/bin/python -u -m pytest $(3) -v -s --timeout=$(2); \
+	status=$$?; bash scripts/remove-stale-namespaces.sh || { echo "$(1) left namespaces behind"; status=1; }; \
+	exit $$status
+
+## 100,000 mutated HTTP requests at the running binary; /status timed throughout (about 4 min).
+fuzz-http: test-deps build
+	$(call FULL_SIZE,fuzz-http,900,Tests/e2e/test_http_mutation.py)
+
+## 10,000 streams with 20 changes; SIGTERM with 10,000 streams; 1,000 slowloris for 2 min (about 3 min).
+scale: test-deps build
+	$(call FULL_SIZE,scale,900,Tests/e2e/test_scale.py Tests/e2e/test_slowloris.py)
+
+## 10 minutes of churn, network changes and scrapes; RSS and descriptors must stay flat (about 11 min).
+soak: test-deps build
+	$(call FULL_SIZE,soak,1200,Tests/e2e/test_soak.py)
+
+## fuzz-http, scale and soak (about 18 min).
+reliability: fuzz-http scale soak
 
 ## Side-by-side benchmark against nginx and nchan; writes BENCHMARKS.md (see bench/README.md).
 bench: deps

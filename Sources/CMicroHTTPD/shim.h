@@ -34,6 +34,12 @@ static inline void reachd_mhd_set_connection_timeout(struct MHD_Connection *conn
     MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
 }
 
+/// MHD_get_connection_info is variadic: a connection's socket, or -1.
+static inline int reachd_mhd_connection_socket(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
 /// Whether a connection notification is MHD_CONNECTION_NOTIFY_STARTED.
 static inline int reachd_mhd_is_connection_start(enum MHD_ConnectionNotificationCode code) {
     return code == MHD_CONNECTION_NOTIFY_STARTED;
@@ -42,12 +48,6 @@ static inline int reachd_mhd_is_connection_start(enum MHD_ConnectionNotification
 /// Whether a connection notification is MHD_CONNECTION_NOTIFY_CLOSED.
 static inline int reachd_mhd_is_connection_close(enum MHD_ConnectionNotificationCode code) {
     return code == MHD_CONNECTION_NOTIFY_CLOSED;
-}
-
-/// MHD_get_connection_info is variadic: the connection's socket, or -1.
-static inline int reachd_mhd_connection_socket(struct MHD_Connection *connection) {
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-    return info == NULL ? -1 : info->connect_fd;
 }
 
 /// ioctl is variadic: bytes in a TCP socket's send queue not yet acknowledged (SIOCOUTQ), or -1.

@@ -78,6 +78,25 @@ struct EventStreamTests {
         #expect(idle.readAvailable().text == ": keep-alive\n\n", "one comment, however many heartbeats")
     }
 
+    @Test func aHeartbeatEndsAStreamWhoseClientHasLeft() {
+        let stream = idleStream()
+        connection.clientLeaves()
+        stream.heartbeat()
+        #expect(connection.calls == [.suspend, .resume], "woken to be ended, at this heartbeat")
+        stream.offer(frame: frame(2))
+        #expect(stream.readText().result == .failed, "nothing more is written to a departed client")
+        #expect(stream.readText().result == .failed)
+    }
+
+    @Test func aClientLeavingIsAskedOnlyWhileSuspended() {
+        let busy = makeStream()
+        connection.clientLeaves()
+        busy.heartbeat()
+        #expect(
+            busy.readText().result == .wrote(retry.count + frame(1).count),
+            "a stream being written finds out by writing")
+    }
+
     @Test func closeWritesWhatIsPendingThenTheTrailerThenEnds() {
         let stream = idleStream()
         stream.offer(frame: frame(2))

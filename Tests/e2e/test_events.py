@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
 import time
@@ -156,3 +157,29 @@ def test_abrupt_client_reset_does_not_disturb_others(reachd_factory):
             assert comment == "keep-alive"
     assert server.process.poll() is None
     assert get_status(server.port)["state"] in ("reachable", "unreachable")
+
+
+def test_a_client_that_left_is_freed_by_the_next_heartbeat(reachd_factory):
+    """Streams whose clients closed cleanly (FIN) are freed by the heartbeat that follows, not
+    the one after: the first write to a departed client succeeds and only draws its reset, so
+    writing alone cannot tell (found by the soak test: descriptors took two heartbeats to
+    return)."""
+    heartbeat = 2.0
+    server = reachd_factory("--heartbeat", str(heartbeat))
+    pid = server.process.pid
+    baseline = len(os.listdir(f"/proc/{pid}/fd"))
+    clients = [SSEClient(server.port) for _ in range(20)]
+    for client in clients:
+        client.next_event(timeout=2)
+    for client in clients:
+        client.wait_comment(timeout=heartbeat + 2)  # every stream just had its heartbeat
+        assert client.reader.pending == b""  # everything read: close sends a FIN, not a reset
+    for client in clients:
+        client.close()
+    closed = time.monotonic()
+    while len(os.listdir(f"/proc/{pid}/fd")) > baseline:
+        elapsed = time.monotonic() - closed
+        assert elapsed < heartbeat * 1.5, (f"{len(os.listdir(f'/proc/{pid}/fd')) - baseline} streams of departed "
+                                           f"clients still open {elapsed:.1f} s after they left (heartbeat {heartbeat} s)")
+        time.sleep(0.05)
+    print(f"\n20 departed clients freed {time.monotonic() - closed:.2f} s after they left (heartbeat {heartbeat} s)")

@@ -5,6 +5,7 @@ only once reopening has failed for a while, and everything recovers when the ker
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -66,4 +67,36 @@ def test_netlink_failure_is_unknown_then_fails_liveness_then_recovers(veth, reac
     assert any("198.18.77.1/32" in i["addresses"] for i in doc["interfaces"]), "the change made meanwhile"
     assert http(server.port, "GET", "/livez", ns=ns).status == 200
     assert http(server.port, "GET", "/readyz", ns=ns).status == 200
+    assert server.process.poll() is None
+
+
+def metric(port: int, ns: str, name: str) -> float:
+    for line in http(port, "GET", "/metrics", ns=ns).body.decode().splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "{"):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"{name} not in /metrics")
+
+
+def test_lost_notifications_are_recovered_by_reading_everything_again(veth, reachd_factory):
+    """A real overflow, no shim: reachd is stopped (SIGSTOP) while 30,000 routes are added and
+    then the default route is removed, so its 8 MiB event buffer overflows and the kernel drops
+    notifications (ENOBUFS). Running again, reachd must read everything again and tell the
+    truth — unreachable — with the resync counted and liveness never failing."""
+    ns = veth.ns.name
+    server = reachd_factory(netns=ns)
+    assert get_status(server.port, ns=ns)["state"] == "reachable"
+    assert metric(server.port, ns, "reachd_netlink_resyncs_total") == 0
+    routes = "".join(f"route add 198.19.{i // 256}.{i % 256}/32 dev {veth.link}\n" for i in range(30_000))
+    os.kill(server.process.pid, signal.SIGSTOP)
+    try:
+        veth.ns.exec("ip", "-batch", "-", input=routes.encode(), check=True, capture_output=True)
+        veth.del_default_route()
+    finally:
+        os.kill(server.process.pid, signal.SIGCONT)
+    wait_until(lambda: get_status(server.port, ns=ns)["state"] == "unreachable", 20, "unreachable after the overflow")
+    assert metric(server.port, ns, "reachd_netlink_resyncs_total") >= 1, "no resync: the buffer did not overflow"
+    assert http(server.port, "GET", "/livez", ns=ns).status == 200
+    # And it keeps following changes after the resync.
+    veth.add_default_route()
+    wait_until(lambda: get_status(server.port, ns=ns)["state"] == "reachable", 10, "reachable again")
     assert server.process.poll() is None

@@ -24,7 +24,8 @@ final class EventStream: Sendable {
         case suspended
         /// Closing and everything written: the engine ends the response.
         case ended
-        /// A direct write broke the connection: the engine aborts it.
+        /// The connection cannot go on (a direct write failed, or a heartbeat found the client
+        /// gone): the engine aborts it without writing more.
         case failed
     }
 
@@ -42,7 +43,7 @@ final class EventStream: Sendable {
         var isClosing = false
         /// The connection ended (client left or stream finished): never resume again.
         var isDead = false
-        /// A direct write failed: the response cannot go on.
+        /// A direct write failed or a heartbeat found the client gone: the response cannot go on.
         var isBroken = false
 
         var hasPending: Bool { offset < current.count || !control.isEmpty || frame != nil }
@@ -120,10 +121,17 @@ final class EventStream: Sendable {
         if wake { connection.resume() }
     }
 
-    /// Writes a keep-alive comment unless something is already waiting to be written.
+    /// Writes a keep-alive comment unless something is already waiting to be written; ends
+    /// the stream instead if its client has gone. Writing cannot tell: the first write after a
+    /// client left succeeds (it only draws the client's reset), so a departed client would
+    /// hold its slot until the second heartbeat.
     func heartbeat() {
         let wake = state.withLock { state -> Bool in
             guard !state.isDead, !state.isClosing, !state.hasPending else { return false }
+            if state.isSuspended && connection.clientHasLeft() {
+                state.isBroken = true
+                return state.takeSuspension()
+            }
             if writeDirectly(EventFrame.keepAlive, &state) { return false }
             if !state.isBroken { state.control = EventFrame.keepAlive }
             return state.takeSuspension()

@@ -73,6 +73,16 @@ struct MHDConnection: StreamConnection, @unchecked Sendable {
         return .failed
     }
 
+    /// Peeks at the socket without waiting: 0 bytes is the client's FIN, an error other than
+    /// "nothing yet" is a reset. Bytes the client sent after its request leave it connected.
+    func clientHasLeft() -> Bool {
+        let socket = reachd_mhd_connection_socket(connection)
+        guard socket >= 0 else { return false }
+        var byte: UInt8 = 0
+        let received = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
+        if received == 0 { return true }
+        return received < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR
+    }
 }
 
 /// A chunk's size line, `1a2b\r\n`, built on the stack (no allocation per client).

@@ -12,6 +12,10 @@ protocol StreamConnection: Sendable {
     /// Writes `bytes` as the next piece of the response body, all of it or nothing, without
     /// waiting. The fan-out's fast path: one system call per client per change, no resume.
     func writeNow(_ bytes: [UInt8]) -> DirectWrite
+    /// Whether the client has gone (its FIN or a reset arrived). Asked only while suspended:
+    /// the engine does not read a suspended connection, and a write to a client that left
+    /// cleanly succeeds (it only draws the client's reset), so nothing else would notice.
+    func clientHasLeft() -> Bool
 }
 
 /// What `StreamConnection.writeNow` did.

@@ -14,6 +14,12 @@ final class RecordingConnection: StreamConnection {
     private let recorded = Mutex<[Call]>([])
     private let directWrites = Mutex<[(text: String, result: DirectWrite)]>([])
     private let outcome: Mutex<DirectWrite>
+    private let left = Mutex(false)
+
+    /// Makes `clientHasLeft()` true from now on, as when the client's FIN arrives.
+    func clientLeaves() {
+        left.withLock { $0 = true }
+    }
 
     init(directWrites: DirectWrite = .notNow) {
         outcome = Mutex(directWrites)
@@ -42,5 +48,9 @@ final class RecordingConnection: StreamConnection {
 
     func resume() {
         recorded.withLock { $0.append(.resume) }
+    }
+
+    func clientHasLeft() -> Bool {
+        left.withLock { $0 }
     }
 }
