@@ -23,16 +23,29 @@ struct ProbeServiceTests {
         _ specs: [String], interval: Duration = .milliseconds(200), timeout: Duration = .milliseconds(600),
         failures: Int = 3
     ) throws -> (NetworkMonitor, ProbeService) {
+        let probes = try configuration(specs, interval: interval, timeout: timeout, failures: failures)
+        let monitor = try monitor(listing: probes)
+        let service = try #require(try ProbeService.start(probes, monitor: monitor))
+        return (monitor, service)
+    }
+
+    static func configuration(
+        _ specs: [String], interval: Duration = .milliseconds(200), timeout: Duration = .milliseconds(600),
+        failures: Int = 3
+    ) throws -> ProbeConfiguration {
         var probes = ProbeConfiguration()
         probes.targets = try TargetSpec.parseList(specs)
         probes.targetInterval = interval
         probes.targetTimeout = timeout
         probes.targetFailures = failures
+        return probes
+    }
+
+    /// A monitor whose document lists the targets from the start, as `reachd` makes it.
+    static func monitor(listing probes: ProbeConfiguration) throws -> NetworkMonitor {
         var configuration = MonitorConfiguration()
         configuration.initialTargets = probes.initialTargets(since: Date())
-        let monitor = try NetworkMonitor(configuration: configuration)
-        let service = try #require(try ProbeService.start(probes, monitor: monitor))
-        return (monitor, service)
+        return try NetworkMonitor(configuration: configuration)
     }
 
     static func waitFor(
@@ -54,16 +67,18 @@ struct ProbeServiceTests {
         let failing = try TestHTTPServer(.respond("HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n"))
         let hanging = try TestHTTPServer(.hang)
         let closed = try ClosedPort()
-        let (monitor, service) = try Self.start([
+        let probes = try Self.configuration([
             "web=http://127.0.0.1:\(ok.port)/health", "busy=http://127.0.0.1:\(failing.port)/",
             "slow=http://127.0.0.1:\(hanging.port)/", "db=tcp://127.0.0.1:\(closed.port)",
             "open=tcp://127.0.0.1:\(ok.port)", "self=host://127.0.0.1",
         ])
-        defer {
-            service.stop()
-            monitor.close()
-        }
+        let monitor = try Self.monitor(listing: probes)
+        defer { monitor.close() }
+        // Read before the service starts: from then on the engine's thread may decide `self` (a
+        // route check, no transfer) before this test reads the document.
         #expect(monitor.current.targets.map(\.state) == Array(repeating: .unknown, count: 6), "listed from the start")
+        let service = try #require(try ProbeService.start(probes, monitor: monitor))
+        defer { service.stop() }
         let status = try await Self.waitFor(monitor, "every target decided") { $0.allSatisfy { $0.state != .unknown } }
         let byName = Dictionary(uniqueKeysWithValues: status.targets.map { ($0.name, $0) })
         #expect(byName["web"]?.state == .reachable)
