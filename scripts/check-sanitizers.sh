@@ -7,8 +7,11 @@
 #   scripts/check-sanitizers.sh address   AddressSanitizer with LeakSanitizer, in .build-asan
 #
 # ThreadSanitizer: halt_on_error=0, so one run lists every race (the process still exits 66
-# when there was one). Tests/sanitizers/tsan_mutex_annotations.c is preloaded: it shows TSan the
-# slow path of Swift's own Mutex, which it cannot see (why: that file). No race is suppressed.
+# when there was one); history_size=7, the longest per-thread history (4M accesses): TSan drops
+# a race whose earlier access has left that history (it cannot show its stack), and with the
+# default it missed the self-check's deliberate race about half the time.
+# Tests/sanitizers/tsan_mutex_annotations.c is preloaded: it shows TSan the slow path of Swift's
+# own Mutex, which it cannot see (why: that file). No race is suppressed.
 # AddressSanitizer stops at the first error (its default); LeakSanitizer checks at exit, with
 # Tests/sanitizers/lsan-suppressions.txt (XCTest's runner only, each entry says why).
 set -uo pipefail
@@ -23,6 +26,7 @@ case $sanitizer in
         ;;
 esac
 toolchain=$(dirname "$(readlink -f "$(command -v swift)")")
+tsan_options="halt_on_error=0 history_size=7 second_deadlock_stack=1"
 log=$(mktemp "/tmp/reachd-sanitize-$sanitizer-XXXXXX.log")
 trap 'rm -f "$log"' EXIT
 
@@ -40,18 +44,18 @@ check_mutex_annotations() {
     "$toolchain/clang" -O1 -Wall -Wextra -Werror -shared -fPIC -o "$preload" \
         Tests/sanitizers/tsan_mutex_annotations.c || return 1
     swiftc -sanitize=thread -g Tests/sanitizers/ContendedMutex.swift -o "$program" || return 1
-    output=$(TSAN_OPTIONS=halt_on_error=0 "$program" guarded 2>&1)
+    output=$(TSAN_OPTIONS=$tsan_options "$program" guarded 2>&1)
     if ! grep -q "WARNING: ThreadSanitizer" <<<"$output"; then
         echo "note: a contended Mutex was not reported without the annotations this time" \
             "(no contention, or the toolchain now shows TSan its slow path: then they can go)"
     fi
-    output=$(LD_PRELOAD=$preload TSAN_OPTIONS=halt_on_error=0 "$program" guarded 2>&1)
+    output=$(LD_PRELOAD=$preload TSAN_OPTIONS=$tsan_options "$program" guarded 2>&1)
     if [ $? != 0 ] || grep -q "WARNING: ThreadSanitizer" <<<"$output"; then
         echo "$output"
         echo "FAILED: the annotations do not show TSan Mutex's slow path (a lock-only counter was reported)"
         return 1
     fi
-    output=$(LD_PRELOAD=$preload TSAN_OPTIONS=halt_on_error=0 "$program" unguarded 2>&1)
+    output=$(LD_PRELOAD=$preload TSAN_OPTIONS=$tsan_options "$program" unguarded 2>&1)
     if [ "$(grep -c "WARNING: ThreadSanitizer" <<<"$output")" != 1 ]; then
         echo "$output"
         echo "FAILED: with the annotations, TSan must report the one real race beside the Mutex"
@@ -68,7 +72,7 @@ if [ "$sanitizer" = thread ]; then
     check_mutex_annotations || exit 1
     environment=(
         LD_PRELOAD="$PWD/$scratch/tsan_mutex_annotations.so"
-        TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1"
+        TSAN_OPTIONS="$tsan_options"
     )
 else
     environment=(
