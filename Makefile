@@ -13,17 +13,18 @@ DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev pkg
 # debootstrap for the runtime image built without Docker (check-image).
 DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap
 
-.PHONY: run test deps test-deps build release format swift-test e2e packaging check-image measure-limits bench clean \
-	fuzz-http scale soak reliability
+.PHONY: run test deps test-deps build release format swift-test check-sanitizers sanitize-thread sanitize-address \
+	e2e packaging check-image measure-limits bench clean fuzz-http scale soak reliability
 
 ## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
 run: deps release
 	./.build/release/reachd $(ARGS)
 
-## Install what is missing and run every test: Swift unit and kernel tests, black-box tests
-## of the running binary, the OpenAPI contract, the Docker/Kubernetes packaging checks, and the
-## runtime image built and run without Docker.
-test: deps test-deps format build swift-test e2e packaging check-image
+## Install what is missing and run every test: Swift unit and kernel tests (plain, then under
+## ThreadSanitizer and AddressSanitizer), black-box tests of the running binary, the OpenAPI
+## contract, the Docker/Kubernetes packaging checks, and the runtime image built and run without
+## Docker.
+test: deps test-deps format build swift-test check-sanitizers e2e packaging check-image
 
 deps:
 	@command -v swift >/dev/null || { echo "Swift 6 is needed: https://www.swift.org/install/linux/"; exit 1; }
@@ -53,6 +54,15 @@ format:
 swift-test: build
 	$(LIMIT) swift-test 900 swift test --skip-build; status=$$?; \
 	bash scripts/remove-stale-namespaces.sh || { echo "swift-test left namespaces behind"; status=1; }; \
+	exit $$status
+
+## The whole Swift suite under ThreadSanitizer, then AddressSanitizer with LeakSanitizer (root),
+## each built in its own directory (.build-tsan, .build-asan); any report fails the phase.
+check-sanitizers: sanitize-thread sanitize-address
+
+sanitize-thread sanitize-address: sanitize-%: test-deps
+	$(LIMIT) sanitize-$* 1800 bash scripts/check-sanitizers.sh $*; status=$$?; \
+	bash scripts/remove-stale-namespaces.sh || { echo "sanitize-$* left namespaces behind"; status=1; }; \
 	exit $$status
 
 ## pytest against the real binary: HTTP contract, SSE, hostile clients, namespaces, fan-out, shutdown.
@@ -104,4 +114,4 @@ bench: deps
 	bash bench/run.sh
 
 clean:
-	rm -rf .build .build-release .build-image $(VENV)
+	rm -rf .build .build-release .build-image .build-tsan .build-asan $(VENV)

@@ -24,12 +24,12 @@ struct GracefulShutdownTests {
             let running = Task { try await server.run() }
             let client = try RawClient(port: server.port)
             try client.send("GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
-            let opening = try client.read(until: "\n\n")
+            let opening = try await client.read(until: "\n\n")
             #expect(opening.contains("HTTP/1.1 200"))
             #expect(opening.contains("retry: 2000\nid: \(monitor.current.sequence)\nevent: status\ndata: {"))
 
             trigger.triggerGracefulShutdown()
-            let rest = try client.readToEnd()
+            let rest = try await client.readToEnd()
             #expect(rest.contains("retry: "))
             #expect(
                 rest.hasSuffix("0\r\n\r\n"), "the stream ends with the final chunk: \(rest.suffix(40).debugDescription)"
@@ -56,11 +56,11 @@ struct GracefulShutdownTests {
         let running = Task { try await server.run() }
         let client = try RawClient(port: server.port)
         try client.send("GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
-        _ = try client.read(until: "\n\n")
+        _ = try await client.read(until: "\n\n")
 
         let cancelled = ContinuousClock.now
         running.cancel()
-        let rest = try client.readToEnd()
+        let rest = try await client.readToEnd()
         try await running.value
         #expect(ContinuousClock.now - cancelled < .seconds(2))
         #expect(rest.contains("retry: "))
@@ -82,15 +82,21 @@ struct GracefulShutdownTests {
         let running = Task { try await server.run() }
         let client = try RawClient(port: server.port)
         try client.send("GET /events HTTP/1.1\r\nHost: test\r\n\r\n")
-        _ = try client.read(until: "data: ")
-        #expect(try client.read(until: ": keep-alive\n\n").contains(": keep-alive"))
+        _ = try await client.read(until: "data: ")
+        #expect(try await client.read(until: ": keep-alive\n\n").contains(": keep-alive"))
         running.cancel()
         try await running.value
     }
 }
 
 /// A blocking TCP client on loopback with a receive timeout, so a hang fails instead of waiting.
-final class RawClient {
+///
+/// Each read blocks a thread of its own, never one of Swift's cooperative pool: that pool has
+/// one thread per core (two in CI), and the server whose answer the read waits for needs them
+/// (its shutdown runs in tasks). With the pool's other thread busy too — Swift Testing reads an
+/// exit test's output with blocking reads — the server could not answer until the read timed
+/// out. One read at a time: a test awaits each before the next.
+final class RawClient: @unchecked Sendable {
     private let descriptor: Int32
     private var buffer = ""
 
@@ -125,18 +131,28 @@ final class RawClient {
     }
 
     /// Everything received until `marker` has arrived (and whatever came with it).
-    func read(until marker: String) throws -> String {
-        while !buffer.contains(marker) {
-            guard try receive() else { throw Failure() }
+    func read(until marker: String) async throws -> String {
+        try await onAThreadOfItsOwn { [self] in
+            while !buffer.contains(marker) {
+                guard try receive() else { throw Failure() }
+            }
+            defer { buffer = "" }
+            return buffer
         }
-        defer { buffer = "" }
-        return buffer
     }
 
-    func readToEnd() throws -> String {
-        while try receive() {}
-        defer { buffer = "" }
-        return buffer
+    func readToEnd() async throws -> String {
+        try await onAThreadOfItsOwn { [self] in
+            while try receive() {}
+            defer { buffer = "" }
+            return buffer
+        }
+    }
+
+    private func onAThreadOfItsOwn(_ read: @escaping @Sendable () throws -> String) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try read() }) }
+        }
     }
 
     private func receive() throws -> Bool {
