@@ -65,10 +65,17 @@ let package = Package(
             dependencies: ["CProbeLibraries", "Reachable"],
             swiftSettings: swiftSettings
         ),
+        // What the client commands read: the HTTP answer, the SSE stream, the status lines.
+        .target(
+            name: "ReachdClient",
+            dependencies: ["Reachable"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "reachd",
             dependencies: [
                 "Reachable",
+                "ReachdClient",
                 "ReachableServer",
                 "Probes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -94,6 +101,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ReachdClientTests",
+            dependencies: ["ReachdClient", "Reachable"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ProbesTests",
             dependencies: ["Probes", "Reachable"],
             swiftSettings: swiftSettings
@@ -101,3 +113,4 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
