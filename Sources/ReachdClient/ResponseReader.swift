@@ -62,7 +62,7 @@ package final class ResponseReader {
     /// The next chunk of a chunked body; `nil` after the last one.
     package func readChunk() throws -> [UInt8]? {
         guard let sizeLine = try readLine(),
-            let size = Int(sizeLine.split(separator: ";").first ?? "", radix: 16)
+            let size = Self.number(sizeLine.split(separator: ";", omittingEmptySubsequences: false)[0], radix: 16)
         else { throw LocalHTTPClient.Failure(description: "bad chunk") }
         if size == 0 {
             _ = try readLine()
@@ -78,11 +78,23 @@ package final class ResponseReader {
         var body: [UInt8] = []
         if head.headers["transfer-encoding"]?.lowercased() == "chunked" {
             while let chunk = try readChunk() { body += chunk }
-        } else if let length = head.headers["content-length"].flatMap(Int.init) {
+        } else if let text = head.headers["content-length"] {
+            guard let length = Self.number(text[...], radix: 10) else {
+                throw LocalHTTPClient.Failure(description: "bad Content-Length: \(text)")
+            }
             body = try read(exactly: length)
         } else {
             body = try readToEnd()
         }
         return body
+    }
+
+    /// A chunk size (hex) or a `Content-Length` (decimal): digits only, spaces and tabs around
+    /// them allowed. `Int(_:radix:)` alone would also take a sign, and a negative size is no size.
+    private static func number(_ text: Substring, radix: Int) -> Int? {
+        let digits = text.trimmed
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "-") })
+        else { return nil }
+        return Int(digits, radix: radix)
     }
 }

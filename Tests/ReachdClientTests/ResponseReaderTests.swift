@@ -52,4 +52,26 @@ struct ResponseReaderTests {
             try Self.get("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort")
         }
     }
+
+    /// Found by FuzzClient (`Fuzz/Regressions/FuzzClient/negative-chunk-size`): a chunk size
+    /// with a sign read as a negative count, and `read(exactly:)` trapped on it.
+    @Test func aSignedChunkSizeIsRefused() throws {
+        let reader = Self.reader("D 2\n\n-d\n", piece: 1)
+        #expect(try reader.readHead().status == 2)
+        #expect(throws: LocalHTTPClient.Failure.self) { try reader.readChunk() }
+        #expect(throws: LocalHTTPClient.Failure.self) { try Self.reader("+5\r\nabcde\r\n").readChunk() }
+    }
+
+    @Test(arguments: ["-1", "+4", "4 4", "0x4", ""])
+    func aContentLengthThatIsNoNumberIsRefused(length: String) {
+        #expect(throws: LocalHTTPClient.Failure.self) {
+            try Self.get("HTTP/1.1 200 OK\r\nContent-Length: \(length)\r\n\r\nbody")
+        }
+    }
+
+    @Test func sizesMayHaveSpacesAndChunkExtensions() throws {
+        let (_, body) = try Self.get(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4 ;name=value\r\nbody\r\n0\r\n\r\n")
+        #expect(body == Array("body".utf8))
+    }
 }
