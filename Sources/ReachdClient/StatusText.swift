@@ -1,7 +1,9 @@
 import FoundationEssentials
 package import Reachable
 
-/// Human-readable status lines.
+/// Human-readable status lines. Every line shows control characters escaped (`\x1b`): names in
+/// the document come from the kernel, which allows them in an interface name, and a terminal
+/// must not take one for a command.
 package enum StatusText {
     package static func summary(_ status: ReachabilityStatus) -> String {
         let path = status.path
@@ -19,7 +21,7 @@ package enum StatusText {
         if status.connectivity.state != .disabled {
             probes.append("connectivity " + stateText(status.connectivity.state.rawValue, status.connectivity.reason))
         }
-        return ([parts.joined(separator: " ")] + probes).joined(separator: ", ")
+        return visible(([parts.joined(separator: " ")] + probes).joined(separator: ", "))
     }
 
     /// `targets 2/3 reachable (db no-route)`: the count, and which are not reachable (the first
@@ -33,7 +35,7 @@ package enum StatusText {
             let more = others.count > shown.count ? ["+\(others.count - shown.count) more"] : []
             text += " (" + (shown + more).joined(separator: ", ") + ")"
         }
-        return text
+        return visible(text)
     }
 
     /// `  target db tcp://db.internal:5432 reachable via eth0 [198.18.1.10]`, or
@@ -42,13 +44,13 @@ package enum StatusText {
         var parts = ["  target", target.name, target.url, stateText(target.state.rawValue, target.reason)]
         if let interface = target.interface { parts.append("via \(interface)") }
         if !target.addresses.isEmpty { parts.append(addressList(target.addresses)) }
-        return parts.joined(separator: " ")
+        return visible(parts.joined(separator: " "))
     }
 
     /// `  connectivity full http://check.example/generate_204`, or `… limited (timeout) …`.
     package static func line(_ connectivity: ConnectivityStatus) -> String {
         let state = stateText(connectivity.state.rawValue, connectivity.reason)
-        return (["  connectivity", state] + (connectivity.url.map { [$0] } ?? [])).joined(separator: " ")
+        return visible((["  connectivity", state] + (connectivity.url.map { [$0] } ?? [])).joined(separator: " "))
     }
 
     /// `unreachable (no-route)`, or just the state when there is no reason.
@@ -66,7 +68,27 @@ package enum StatusText {
     package static func line(_ interface: InterfaceStatus) -> String {
         let route = interface.isDefaultRoute ? " default-route" : ""
         let addresses = interface.addresses.isEmpty ? "" : " " + interface.addresses.joined(separator: " ")
-        return
+        return visible(
             "  \(interface.name) (\(interface.kind ?? interface.transport.rawValue)) \(interface.operState)\(route)\(addresses)"
+        )
+    }
+
+    /// `text` with C0 and C1 control characters and DEL written as `\xHH`.
+    private static func visible(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                let hex = String(scalar.value, radix: 16)
+                result += "\\x" + (hex.count < 2 ? "0" : "") + hex
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }

@@ -28,3 +28,31 @@ struct StatusTextTests {
         #expect(ReachabilityStatus.timestampStyle.format(date) == "2026-11-18T11:06:40.124Z")
     }
 }
+
+/// Found by FuzzClient (`Fuzz/Regressions/FuzzClient/control-character-printed`): names from the
+/// document reached the terminal as they were. The kernel allows ESC in an interface name, so
+/// whoever may create one in reachd's namespace could send a terminal commands through
+/// `reachd status`.
+struct StatusTextControlCharacterTests {
+    @Test func controlCharactersInNamesAreShownEscaped() {
+        let since = Date(timeIntervalSince1970: 0)
+        let interface = InterfaceStatus(
+            name: "eth\u{1B}]0;owned\u{07}", index: 2, transport: .ethernet, kind: "veth", operState: "up",
+            isDefaultRoute: true, addresses: ["198.18.0.2/24"])
+        #expect(StatusText.line(interface) == "  eth\\x1b]0;owned\\x07 (veth) up default-route 198.18.0.2/24")
+        let target = TargetStatus(
+            name: "db", url: "tcp://db:5432", state: .reachable, addresses: ["198.18.1.1"], interface: "l\u{7F}",
+            since: since)
+        #expect(StatusText.line(target) == "  target db tcp://db:5432 reachable via l\\x7f [198.18.1.1]")
+        let unreachable = TargetStatus(
+            name: "x\u{9B}", url: "host://x", state: .unreachable, reason: .dns, since: since)
+        #expect(StatusText.targetsSummary([unreachable]) == "targets 0/1 reachable (x\\x9b dns)")
+    }
+
+    @Test func otherTextIsShownAsItIs() {
+        let interface = InterfaceStatus(
+            name: "lan-ü", index: 5, transport: .ethernet, kind: nil, operState: "down", isDefaultRoute: false,
+            addresses: [])
+        #expect(StatusText.line(interface) == "  lan-ü (ethernet) down")
+    }
+}
