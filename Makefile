@@ -11,15 +11,16 @@ DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev pkg
 # and openssl for the worlds the probe tests build (a real DNS server, a TLS server).
 DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus
 
-.PHONY: run test deps test-deps build release format swift-test e2e packaging bench clean
+.PHONY: run test deps test-deps build release format swift-test e2e packaging fuzz fuzz-ci fuzz-merge fuzz-record bench clean
 
 ## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
 run: deps release
 	./.build/release/reachd $(ARGS)
 
 ## Install what is missing and run every test: Swift unit and kernel tests, black-box tests
-## of the running binary, the OpenAPI contract, and the Docker/Kubernetes packaging checks.
-test: deps test-deps format build swift-test e2e packaging
+## of the running binary, the OpenAPI contract, the Docker/Kubernetes packaging checks, and a
+## short budget of every fuzz target.
+test: deps test-deps format build swift-test e2e packaging fuzz-ci
 
 deps:
 	@command -v swift >/dev/null || { echo "Swift 6 is needed: https://www.swift.org/install/linux/"; exit 1; }
@@ -60,9 +61,28 @@ e2e: build
 packaging:
 	$(LIMIT) packaging 600 bash scripts/check-packaging.sh
 
+## libFuzzer with AddressSanitizer (Fuzz/): each target 1,000,000 inputs (at most 30 min each);
+## fails on a crash, a leak, a timeout or a broken invariant. Builds in .build-fuzz first.
+fuzz: deps
+	bash scripts/fuzz.sh --runs 1000000 --seconds 1800
+
+## What CI runs: 30 s of each fuzz target, after the build (part of make test).
+fuzz-ci: deps
+	$(LIMIT) fuzz 1500 bash scripts/fuzz.sh --seconds 30
+
+## Minimizes what the fuzz runs found, with the committed corpus, into Fuzz/Corpus (-merge=1).
+fuzz-merge: deps
+	bash scripts/fuzz.sh --merge
+
+## Records real netlink traffic and real reachd answers as seeds (root; namespaces of its own).
+fuzz-record: deps
+	python3 Fuzz/record-netlink.py Fuzz/Corpus/FuzzNetlink
+	swift build --product reachd
+	python3 Fuzz/record-client.py .build/debug/reachd Fuzz/Corpus/FuzzClient
+
 ## Side-by-side benchmark against nginx and nchan; writes BENCHMARKS.md (see bench/README.md).
 bench: deps
 	bash bench/run.sh
 
 clean:
-	rm -rf .build .build-release $(VENV)
+	rm -rf .build .build-release .build-fuzz $(VENV)
