@@ -36,7 +36,7 @@ enum NetlinkStream {
         while !input.isEmpty {
             let tag = input.byte() % 5
             if tag == 4 {
-                state.endBatch()
+                state.endBatch(checkingJSON: false)
                 continue
             }
             let datagram = input.take(Int(input.uint16()))
@@ -48,7 +48,7 @@ enum NetlinkStream {
                 }
             }
         }
-        state.endBatch()
+        state.endBatch(checkingJSON: true)
     }
 
     /// What one `NetlinkSource` holds: the table, its parsers, the lookups' last answers and
@@ -98,8 +98,9 @@ enum NetlinkStream {
             }
         }
 
-        /// As `NetlinkSource.drain` after the last datagram, then `derivePath`.
-        mutating func endBatch() {
+        /// As `NetlinkSource.drain` after the last datagram, then `derivePath`. The JSON is read
+        /// back only for the last batch of an input: decoding is most of a run's time.
+        mutating func endBatch(checkingJSON: Bool) {
             table.removeRoutes(preferredSources: flushed.sources)
             for index in flushed.interfacesToReread(after: table) {
                 // The source dumps the routes of a link that still exists (dump records follow
@@ -107,7 +108,7 @@ enum NetlinkStream {
                 table.removeRoutes(through: index)
             }
             flushed = SilentFlushes()
-            checkDerivation()
+            checkDerivation(checkingJSON: checkingJSON)
         }
 
         private func parse(_ bytes: UnsafeRawBufferPointer, with parser: inout NetlinkParser) -> [NetlinkEnvelope] {
@@ -133,7 +134,7 @@ enum NetlinkStream {
             return envelopes
         }
 
-        private func checkDerivation() {
+        private func checkDerivation(checkingJSON: Bool) {
             let patterns = ["wwan*", "usb[0-9]*", "[", "*"]
             let path = derive(table: table, lookups: lookups, classifier: classifier, meteredPatterns: patterns)
             require(path.state != .unknown, "derive returned unknown")
@@ -154,6 +155,7 @@ enum NetlinkStream {
                 }
             }
 
+            guard checkingJSON else { return }
             let status = ReachabilityStatus(path: path, sequence: UInt64(table.links.count), changedAt: changedAt)
             let json = status.jsonBytes()
             require(!json.contains(UInt8(ascii: "\n")), "the JSON spans lines (an SSE data line would break)")
