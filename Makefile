@@ -14,7 +14,8 @@ DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev pkg
 DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap
 
 .PHONY: run test deps test-deps build release format swift-test check-sanitizers sanitize-thread sanitize-address \
-	e2e packaging check-image measure-limits bench clean fuzz-http scale soak reliability
+	e2e packaging check-image measure-limits bench clean fuzz-http scale soak reliability \
+	fuzz fuzz-ci fuzz-merge fuzz-record
 
 ## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
 run: deps release
@@ -22,9 +23,9 @@ run: deps release
 
 ## Install what is missing and run every test: Swift unit and kernel tests (plain, then under
 ## ThreadSanitizer and AddressSanitizer), black-box tests of the running binary, the OpenAPI
-## contract, the Docker/Kubernetes packaging checks, and the runtime image built and run without
-## Docker.
-test: deps test-deps format build swift-test check-sanitizers e2e packaging check-image
+## contract, the Docker/Kubernetes packaging checks, the runtime image built and run without
+## Docker, and a short budget of every fuzz target.
+test: deps test-deps format build swift-test check-sanitizers e2e packaging check-image fuzz-ci
 
 deps:
 	@command -v swift >/dev/null || { echo "Swift 6 is needed: https://www.swift.org/install/linux/"; exit 1; }
@@ -109,9 +110,28 @@ soak: test-deps build
 ## fuzz-http, scale and soak (about 18 min).
 reliability: fuzz-http scale soak
 
+## libFuzzer with AddressSanitizer (Fuzz/): each target 1,000,000 inputs (at most 30 min each);
+## fails on a crash, a leak, a timeout or a broken invariant. Builds in .build-fuzz first.
+fuzz: deps
+	bash scripts/fuzz.sh --runs 1000000 --seconds 1800
+
+## What CI runs: 30 s of each fuzz target, after the build (part of make test).
+fuzz-ci: deps
+	$(LIMIT) fuzz 1500 bash scripts/fuzz.sh --seconds 30
+
+## Minimizes what the fuzz runs found, with the committed corpus, into Fuzz/Corpus (-merge=1).
+fuzz-merge: deps
+	bash scripts/fuzz.sh --merge
+
+## Records real netlink traffic and real reachd answers as seeds (root; namespaces of its own).
+fuzz-record: deps
+	python3 Fuzz/record-netlink.py Fuzz/Corpus/FuzzNetlink
+	swift build --product reachd
+	python3 Fuzz/record-client.py .build/debug/reachd Fuzz/Corpus/FuzzClient
+
 ## Side-by-side benchmark against nginx and nchan; writes BENCHMARKS.md (see bench/README.md).
 bench: deps
 	bash bench/run.sh
 
 clean:
-	rm -rf .build .build-release .build-image .build-tsan .build-asan $(VENV)
+	rm -rf .build .build-release .build-image .build-tsan .build-asan .build-fuzz $(VENV)

@@ -65,10 +65,17 @@ let package = Package(
             dependencies: ["CProbeLibraries", "Reachable"],
             swiftSettings: swiftSettings
         ),
+        // What the client commands read: the HTTP answer, the SSE stream, the status lines.
+        .target(
+            name: "ReachdClient",
+            dependencies: ["Reachable"],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "reachd",
             dependencies: [
                 "Reachable",
+                "ReachdClient",
                 "ReachableServer",
                 "Probes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -94,6 +101,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "ReachdClientTests",
+            dependencies: ["ReachdClient", "Reachable"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "ProbesTests",
             dependencies: ["Probes", "Reachable"],
             swiftSettings: swiftSettings
@@ -101,3 +113,28 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Fuzz targets (`make fuzz`, `Fuzz/`): libFuzzer executables, declared only when REACHD_FUZZ is
+// set. They link only with `-sanitize=fuzzer` (libFuzzer brings the driver they call), so the
+// ordinary build and `swift test` never see them. `scripts/fuzz.sh` builds and runs them.
+if Context.environment["REACHD_FUZZ"] != nil {
+    func fuzzTarget(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+        .executableTarget(
+            name: name, dependencies: ["FuzzSupport"] + dependencies, path: "Fuzz/Sources/\(name)",
+            swiftSettings: swiftSettings
+        )
+    }
+    package.targets += [
+        .systemLibrary(name: "CLibFuzzer", path: "Fuzz/Sources/CLibFuzzer"),
+        .target(
+            name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "Fuzz/Sources/FuzzSupport",
+            swiftSettings: swiftSettings),
+        fuzzTarget("FuzzNetlink", ["Reachable", "CMnl"]),
+        fuzzTarget("FuzzClient", ["ReachdClient", "Reachable"]),
+        fuzzTarget("FuzzTargetSpec", ["Probes", "Reachable"]),
+        fuzzTarget(
+            "FuzzRequestRouter",
+            ["ReachableServer", "Reachable", .product(name: "Logging", package: "swift-log")]
+        ),
+    ]
+}

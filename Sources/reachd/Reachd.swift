@@ -5,6 +5,8 @@ import ArgumentParser
 @main
 struct Reachd: AsyncParsableCommand {
     static let version = "0.1.0"
+    /// What the client commands send as `User-Agent`.
+    static let userAgent = "reachd/\(version)"
 
     static let configuration = CommandConfiguration(
         commandName: "reachd",

@@ -40,5 +40,5 @@ public struct ReachabilityStatus: Sendable, Equatable {
     }
 
     /// Milliseconds and a `Z`, as in the contract's example: `2026-11-21T22:00:00.123Z`.
-    public static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    public static let timestampStyle = Timestamp()
 }

@@ -2,6 +2,7 @@ import Logging
 import Probes
 import Reachable
 import ReachableServer
+import ReachdClient
 
 /// Every option of `reachd`, each declared once. Defaults come from the configuration types'
 /// own defaults where there is one. To add an option: declare it here, add

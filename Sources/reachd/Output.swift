@@ -1,15 +1,8 @@
 import Glibc
 import Reachable
 
-/// Small text and output helpers, so the executable needs only FoundationEssentials (full
-/// Foundation would map ICU and several megabytes more into every reachd process).
-extension StringProtocol {
-    /// Without leading and trailing spaces and tabs.
-    var trimmed: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
-    }
-}
-
+/// Output without buffering, so the executable needs only FoundationEssentials (full Foundation
+/// would map ICU and several megabytes more into every reachd process).
 enum Output {
     /// Writes at once, unbuffered: a line per change reaches a pipe when it happens.
     static func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO) {

@@ -1,0 +1,83 @@
+import FoundationEssentials
+import FuzzSupport
+import Reachable
+import ReachdClient
+
+/// What `reachd status`, `check` and `watch` do with an answer, fed from the fuzzer instead of a
+/// socket: the status line and headers, the body (by length, chunked, or to the end), the SSE
+/// events of `/events`, the status document's JSON, and the lines printed from it.
+///
+/// Input: the command (1 byte: even `status`/`check`, odd `watch`), how many bytes each read
+/// returns (1 byte, + 1), then the bytes of the answer as the server would send them.
+enum ClientFuzz {
+    static func run(_ input: inout FuzzInput) {
+        let watches = input.bool()
+        let piece = Int(input.byte()) + 1
+        let answer = Array(input.rest())
+        var offset = 0
+        let reader = ResponseReader {
+            defer { offset = min(answer.count, offset + piece) }
+            return Array(answer[offset..<min(answer.count, offset + piece)])
+        }
+        do {
+            let head = try reader.readHead()
+            require(!head.headers.keys.contains { $0 != $0.lowercased() }, "a header name not lowercased")
+            if watches {
+                try watch(reader, piece: piece)
+            } else if let body = try? reader.readBody(after: head), head.status == 200 {
+                show(body)
+            }
+        } catch is LocalHTTPClient.Failure {
+            // Refused with a message, as the commands report it.
+        } catch {
+            require(false, "a failure the commands do not expect: \(error)")
+        }
+    }
+
+    /// `reachd watch`: every chunk into the SSE reader, one line per document. The events must
+    /// not depend on where the chunks end, nor on where the stream would be cut in `piece`s.
+    private static func watch(_ reader: ResponseReader, piece: Int) throws {
+        var events = EventStreamReader()
+        var found: [String] = []
+        var stream: [UInt8] = []
+        while let chunk = try reader.readChunk() {
+            stream += chunk
+            for data in events.feed(chunk) {
+                found.append(data)
+                show(Array(data.utf8))
+            }
+        }
+        var whole = EventStreamReader()
+        let inOnePiece = whole.feed(stream)
+        require(found == inOnePiece, "chunk boundaries changed the events: \(found) vs \(inOnePiece)")
+        var cut = EventStreamReader()
+        var inPieces: [String] = []
+        for start in stride(from: 0, to: stream.count, by: piece) {
+            inPieces += cut.feed(Array(stream[start..<min(stream.count, start + piece)]))
+        }
+        require(inPieces == inOnePiece, "pieces of \(piece) bytes changed the events: \(inPieces) vs \(inOnePiece)")
+    }
+
+    /// `reachd status` (or one line of `watch`): the document decoded and printed.
+    private static func show(_ body: [UInt8]) {
+        guard let status = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(body)) else { return }
+        var lines = [StatusText.summary(status)]
+        lines += status.path.interfaces.map(StatusText.line)
+        lines += status.targets.map(StatusText.line)
+        lines.append(StatusText.line(status.connectivity))
+        for line in lines {
+            require(
+                !line.unicodeScalars.contains { $0.value < 0x20 || ($0.value >= 0x7F && $0.value < 0xA0) },
+                "a printed line holds a control character: \(line.debugDescription)")
+        }
+        // What reachd itself would serve for it reads back as the same document. (Not the input
+        // itself: the decoder also takes times that are not to the millisecond, say.)
+        let served = status.jsonBytes()
+        let again = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(served))
+        let servedAgain = again?.jsonBytes() ?? []
+        require(
+            servedAgain == served,
+            "the document does not survive its own encoder: \(String(decoding: served, as: UTF8.self)) "
+                + "then \(String(decoding: servedAgain, as: UTF8.self))")
+    }
+}
