@@ -205,8 +205,10 @@ enum RouterFuzz {
     }
 }
 
-/// The connection of a stream whose client is already gone: nothing to park or wake.
+/// The connection of a stream whose client is already gone: nothing to park, wake or write.
 private struct NoConnection: StreamConnection {
     func suspend() {}
     func resume() {}
+    func writeNow(_ bytes: [UInt8]) -> DirectWrite { .failed }
+    func clientHasLeft() -> Bool { true }
 }
