@@ -19,7 +19,7 @@ struct ProbePipeline: Sendable {
 
     /// Whether the kernel has no usable route to any of these addresses (and there are some).
     func noneRoutable(_ addresses: [IPAddress]) -> Bool {
-        !addresses.isEmpty && addresses.allSatisfy { routes.route(to: $0.bytes) == .noRoute }
+        !addresses.isEmpty && addresses.allSatisfy { routes.route(to: $0) == .noRoute }
     }
 
     /// Runs the stages; `completion` is called once, on the engine thread.
@@ -49,7 +49,7 @@ struct ProbePipeline: Sendable {
     ) {
         var passingFailure = false
         for address in addresses {
-            switch routes.route(to: address.bytes) {
+            switch routes.route(to: address) {
             case .routable(let interface):
                 return probe(url, address, addresses, interface, deadline, expectedBody, completion)
             case .unknown:

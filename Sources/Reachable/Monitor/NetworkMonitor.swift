@@ -78,7 +78,7 @@ public final class NetworkMonitor: Sendable {
     private static func unknownStatus(_ configuration: MonitorConfiguration) -> ReachabilityStatus {
         ReachabilityStatus(
             path: .unknown, targets: configuration.initialTargets, connectivity: configuration.initialConnectivity,
-            sequence: 0, changedAt: Date())
+            dns: configuration.initialDNS, sequence: 0, changedAt: Date())
     }
 
     /// What the kernel source learned. While the kernel cannot be observed the document says

@@ -46,7 +46,7 @@ final class NetlinkSource: @unchecked Sendable {
     private var table = NetworkTable()
     private let wakeUp: WakeUpEvent
     private let configuration: MonitorConfiguration
-    private let destinations: (ipv4: [UInt8]?, ipv6: [UInt8]?)
+    private let destinations: (ipv4: IPAddress?, ipv6: IPAddress?)
     private let classifier: TransportClassifier
     private let stats = Mutex(SourceStatistics())
     private let thread = Mutex<SourceThread?>(nil)
@@ -58,7 +58,7 @@ final class NetlinkSource: @unchecked Sendable {
     init(configuration: MonitorConfiguration) throws(SystemError) {
         self.configuration = configuration
         destinations = (
-            IPAddressText.parse(configuration.ipv4Destination), IPAddressText.parse(configuration.ipv6Destination)
+            IPAddress(configuration.ipv4Destination), IPAddress(configuration.ipv6Destination)
         )
         classifier = TransportClassifier(facts: configuration.interfaceFacts)
         connection = try Self.connect(configuration)
@@ -244,7 +244,7 @@ final class NetlinkSource: @unchecked Sendable {
 
     /// One family's lookup, told apart: the kernel's answer (a route, or "no route" errors such
     /// as `ENETUNREACH`), a passing failure to ask (`nil`), or a broken socket (thrown).
-    private func lookup(_ destination: [UInt8]?) throws(SystemError) -> RouteLookup? {
+    private func lookup(_ destination: IPAddress?) throws(SystemError) -> RouteLookup? {
         guard let destination else { return .notAsked }
         for _ in 0..<3 {
             let answer = connection.requester.lookup(destination)

@@ -200,7 +200,7 @@ enum Settings {
     }
 
     @Sendable private static func ipAddress(_ text: String) -> String? {
-        IPAddressText.parse(text) == nil ? nil : text
+        IPAddress(text) == nil ? nil : text
     }
 }
 
