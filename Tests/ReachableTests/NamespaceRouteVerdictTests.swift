@@ -32,7 +32,8 @@ extension KernelTests {
                 // DAD that takes minutes: the address stays tentative for the whole test.
                 try await lab.monitored.ip("link", "set", "v0", "up")
                 _ = try await Shell.run(
-                    Shell.ip, ["netns", "exec", lab.monitored.name, "sysctl", "-qw", "net.ipv6.conf.v0.dad_transmits=200"])
+                    Shell.ip,
+                    ["netns", "exec", lab.monitored.name, "sysctl", "-qw", "net.ipv6.conf.v0.dad_transmits=200"])
                 try await lab.monitored.ip("-6", "address", "add", "2001:db8:1::2/64", "dev", "v0")
                 try await lab.monitored.ip("-6", "route", "add", "default", "via", "2001:db8:1::1", "dev", "v0")
             }) { lab, monitor, recorder in

@@ -83,7 +83,8 @@ import Testing
             for envelope in envelopes {
                 if case .address(let address) = envelope.message {
                     check(
-                        address.address.bytes.count == (Int32(address.family) == AF_INET ? 4 : 16), "\(iteration): address size"
+                        address.address.bytes.count == (Int32(address.family) == AF_INET ? 4 : 16),
+                        "\(iteration): address size"
                     )
                 }
                 table.apply(envelope.message)
