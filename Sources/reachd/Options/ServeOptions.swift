@@ -63,6 +63,10 @@ struct ServeOptions: ParsableArguments {
                 throw ValidationError(
                     "\(source): online needs --connectivity-url (env: REACHD_CONNECTIVITY_URL): "
                         + "without a connectivity check it could never hold")
+            case .dns where probes.dnsCheck == nil:
+                throw ValidationError(
+                    "\(source): dns needs --dns-check (env: REACHD_DNS_CHECK): "
+                        + "without a nameserver check it could never hold")
             case .target(let name) where !probes.targets.contains(where: { $0.name == name }):
                 let configured =
                     probes.targets.isEmpty
