@@ -4,7 +4,7 @@ public import Probes
 public import Reachable
 public import ReachableServer
 public import ServiceLifecycle
-import UnixSignals
+public import UnixSignals
 
 /// What runs, as ServiceLifecycle services in dependency order — the monitor, the probes, the
 /// HTTP server — so shutdown runs in reverse. Built by `buildApplication`, used by `reachd serve`,
@@ -22,15 +22,19 @@ public struct Application: Sendable {
     /// Runs every service until SIGTERM or SIGINT (or until the server ends), then shuts them
     /// down in reverse order.
     ///
-    /// - Parameter shutdownTimeout: the longest the graceful shutdown may take, in seconds.
-    public func run(logger: Logger, shutdownTimeout: Double) async throws {
+    /// - Parameters:
+    ///   - shutdownTimeout: the longest the graceful shutdown may take, in seconds.
+    ///   - signals: what starts the graceful shutdown (tests trigger it themselves).
+    public func run(
+        logger: Logger, shutdownTimeout: Double, signals: [UnixSignal] = [.sigterm, .sigint]
+    ) async throws {
         var configuration = ServiceGroupConfiguration(
             services: services.map { service in
                 .init(
                     service: service,
                     successTerminationBehavior: service is ReachabilityServer ? .gracefullyShutdownGroup : .ignore)
             },
-            gracefulShutdownSignals: [.sigterm, .sigint],
+            gracefulShutdownSignals: signals,
             logger: logger
         )
         // The server cuts its own stragglers before this; the margin is for the group itself.
