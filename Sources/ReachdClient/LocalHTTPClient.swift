@@ -30,8 +30,10 @@ package struct LocalHTTPClient {
     /// Opens a connection and sends `GET path`; the caller reads the answer.
     package func open(_ path: String) throws -> Connection {
         let connection = try Connection(host: host, port: port, timeout: timeout)
+        // An IPv6 literal in brackets: reachd answers `421` to a `Host` it cannot read as one.
+        let authority = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         let request =
-            "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nUser-Agent: \(userAgent)\r\nAccept: */*\r\nConnection: close\r\n\r\n"
+            "GET \(path) HTTP/1.1\r\nHost: \(authority)\r\nUser-Agent: \(userAgent)\r\nAccept: */*\r\nConnection: close\r\n\r\n"
         try connection.write(Array(request.utf8))
         return connection
     }

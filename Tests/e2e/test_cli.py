@@ -120,6 +120,7 @@ OPTIONS = {
     "heartbeat": ("REACHD_HEARTBEAT", "15"),
     "ready-when": ("REACHD_READY_WHEN", "reachable"),
     "allow-origin": ("REACHD_ALLOW_ORIGIN", "none"),
+    "allowed-hosts": ("REACHD_ALLOWED_HOSTS", "none"),
     "metered-interfaces": ("REACHD_METERED_INTERFACES", None),
     "max-connections": ("REACHD_MAX_CONNECTIONS", "10000"),
     "max-connections-per-ip": ("REACHD_MAX_CONNECTIONS_PER_IP", "0"),
@@ -167,10 +168,11 @@ def test_the_client_commands_list_host_and_port_with_their_variables():
 
 
 def test_a_malformed_variable_is_refused_naming_it_and_a_malformed_flag_naming_the_flag():
-    # Any text is a pattern (or an expected response: refused only without a URL, below); --host
+    # Any text is a pattern (or an expected response: refused only without a URL, below; "garbage"
+    # is a host name for --allowed-hosts, whose refusals test_host_header.py checks); --host
     # is refused by the server when it cannot bind (below).
     for flag, (variable, _) in OPTIONS.items():
-        if flag in ("metered-interfaces", "host", "connectivity-response"):
+        if flag in ("metered-interfaces", "host", "connectivity-response", "allowed-hosts"):
             continue
         result = run(env={variable: "garbage"})
         assert result.returncode == 64, (variable, result.stdout, result.stderr)

@@ -34,7 +34,7 @@ final class RejectionLog: Sendable {
             "rejected request",
             metadata: [
                 "status": "\(status)", "method": "\(Self.printable(request.method))",
-                "path": "\(Self.printable(request.path))",
+                "path": "\(Self.printable(request.path))", "host": "\(Self.printable(request.header("Host") ?? ""))",
                 "alsoRejectedSinceLastWarning": "\(suppressed)",
             ]
         )

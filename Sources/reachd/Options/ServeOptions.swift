@@ -12,6 +12,7 @@ struct ServeOptions: ParsableArguments {
     @Option(Settings.heartbeat) var heartbeat: Double?
     @Option(Settings.readyWhen) var readyWhen: [ReadinessCondition]?
     @Option(Settings.allowOrigin) var allowOrigin: CrossOriginPolicy?
+    @Option(Settings.allowedHosts) var allowedHosts: HostPolicy?
     @Option(Settings.meteredInterfaces) var meteredInterfaces: [String]?
     @Option(Settings.maxConnections) var maxConnections: Int?
     @Option(Settings.maxConnectionsPerIP) var maxConnectionsPerIP: Int?
@@ -43,6 +44,7 @@ struct ServeOptions: ParsableArguments {
         configuration.heartbeat = try Settings.heartbeat.resolve(heartbeat)
         configuration.readiness = try readinessConditions(probes: probes)
         configuration.allowOrigin = try Settings.allowOrigin.resolve(allowOrigin)
+        configuration.allowedHosts = try Settings.allowedHosts.resolve(allowedHosts)
         configuration.maxConnections = try Settings.maxConnections.resolve(maxConnections)
         configuration.maxConnectionsPerIP = try Settings.maxConnectionsPerIP.resolve(maxConnectionsPerIP)
         configuration.connectionTimeout = try Settings.connectionTimeout.resolve(connectionTimeout)

@@ -89,6 +89,21 @@ enum Settings {
         show: \.description
     )
 
+    /// The DNS rebinding check (`HostCheck` lists the names always allowed).
+    static let allowedHosts = Setting<HostPolicy>(
+        "allowed-hosts",
+        "Host names reachd answers for besides IP addresses, localhost, names without a dot, *.localhost, *.svc, *.cluster.local and the machine's host name; others get 421 (against DNS rebinding): comma-separated names or *.example.org, or * to turn the check off",
+        default: ServerConfiguration().allowedHosts, defaultText: "none",
+        invalid: "must be * or comma-separated host names or *.domain patterns, without ports",
+        reasoning: { text throws(InvalidValue) in
+            switch HostPolicy.parse(text) {
+            case .success(let policy): return policy
+            case .failure(let refused): throw InvalidValue(description: refused.description)
+            }
+        },
+        show: \.description
+    )
+
     static let meteredInterfaces = Setting<[String]>(
         "metered-interfaces", "Comma-separated interface name patterns whose traffic is metered, e.g. 'wwan*,usb*'",
         default: MonitorConfiguration().meteredInterfacePatterns,
