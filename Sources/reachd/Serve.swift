@@ -68,8 +68,8 @@ extension ServeOptions {
                 "address": "\(server.host):\(service.port)", "version": "\(Reachd.version)",
                 "libmicrohttpd": "\(EngineVersion.libmicrohttpd)",
                 "state": "\(monitor.current.state.rawValue)", "readyWhen": "\(server.readiness.commaSeparated)",
-                "targets": "\(probes.targets.count)",
-                "connectivity": "\(probes.connectivity?.url.text ?? "disabled")",
+                "targets": .stringConvertible(probes.targets.count),
+                "connectivity": probes.connectivity.map { .string($0.url.text) } ?? LogFields.null,
             ]
         )
         var groupConfiguration = ServiceGroupConfiguration(
@@ -90,7 +90,7 @@ extension ServeOptions {
             var handler: any LogHandler =
                 switch format {
                 case .json: JSONLogHandler(label: label)
-                case .text: StreamLogHandler.standardError(label: label)
+                case .text: TextLogHandler(label: label)
                 }
             handler.logLevel = level
             return handler
