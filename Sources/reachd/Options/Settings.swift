@@ -123,7 +123,8 @@ enum Settings {
                 return try TargetSpec.parseList(TargetSpec.splitEnvironment(text))
             } catch {
                 // Spaces, not commas as in the other lists: a URL may hold a comma.
-                throw InvalidValue(description: "\(error) (the variable separates specs with spaces, not commas)")
+                let separator = text.contains(",") ? " (the variable separates specs with spaces, not commas)" : ""
+                throw InvalidValue(description: "\(error)\(separator)")
             }
         },
         // A flag is one spec, never split: `--target "bad name=…"` is refused for its name.
