@@ -35,8 +35,11 @@ package struct EventStreamReader {
                 if !id.contains("\0") { eventID = id }
             } else if line.starts(with: "retry:".utf8) {
                 let digits = Self.value(line.dropFirst(6))
-                if !digits.isEmpty, digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
-                    retry = Int(digits)
+                // Digits only, as the HTML standard reads it; one too large for an Int is ignored.
+                if digits.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }),
+                    let milliseconds = Int(digits)
+                {
+                    retry = milliseconds
                 }
             }
         }

@@ -41,7 +41,9 @@ struct WatchCommand: AsyncParsableCommand {
             // After a stream that worked: the server's delay; after each failed attempt, twice the last.
             let next = pause.map { min($0 * 2, Self.longestPause) } ?? min(retry, Self.longestPause)
             pause = next
-            Self.say("reconnecting in \(Self.seconds(next)) s" + (reader.lastEventID.map { " (Last-Event-ID: \($0))" } ?? ""))
+            Self.say(
+                "reconnecting in \(Self.seconds(next)) s" + (reader.lastEventID.map { " (Last-Event-ID: \($0))" } ?? "")
+            )
             try await Task.sleep(for: next)
         }
     }
