@@ -21,7 +21,9 @@ struct TextLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var line = "\(LogFields.timestamp()) \(event.level.rawValue) \(label): \(event.message)"
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }).sorted(by: { $0.key < $1.key }) {
+        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }).sorted(by: {
+            $0.key < $1.key
+        }) {
             line += " \(key)=\(LogFields.text(value))"
         }
         Output.write(line + "\n", to: STDERR_FILENO)
