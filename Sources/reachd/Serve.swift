@@ -42,9 +42,10 @@ extension ServeOptions {
                 "address": "\(server.host):\(application.server?.port ?? server.port)",
                 "version": "\(Reachd.version)", "libmicrohttpd": "\(EngineVersion.libmicrohttpd)",
                 "state": "\(application.monitor.current.state.rawValue)",
-                "readyWhen": "\(server.readiness.commaSeparated)", "targets": "\(probes.targets.count)",
-                "connectivity": "\(probes.connectivity?.url.text ?? "disabled")",
-                "dnsCheck": "\(probes.dnsCheck ?? "disabled")",
+                "readyWhen": "\(server.readiness.commaSeparated)",
+                "targets": .stringConvertible(probes.targets.count),
+                "connectivity": probes.connectivity.map { .string($0.url.text) } ?? LogFields.null,
+                "dnsCheck": probes.dnsCheck.map { .string($0) } ?? LogFields.null,
             ]
         )
         try await application.run(logger: logger, shutdownTimeout: server.shutdownTimeout)
@@ -68,7 +69,7 @@ extension ServeOptions {
             var handler: any LogHandler =
                 switch format {
                 case .json: JSONLogHandler(label: label)
-                case .text: StreamLogHandler.standardError(label: label)
+                case .text: TextLogHandler(label: label)
                 }
             handler.logLevel = level
             return handler

@@ -12,11 +12,13 @@ enum Settings {
     // MARK: Where to listen (and where the client commands ask)
 
     static let host = Setting<String>(
-        "host", "Address to listen on / to ask: an IPv4 or IPv6 literal",
+        "host",
+        "Address to serve on, or of the reachd that status, watch and check ask: an IPv4 or IPv6 literal, or localhost (serves on 127.0.0.1; asks 127.0.0.1, then ::1)",
         default: ServerConfiguration().host,
         defaultText: "\(ServerConfiguration().host) to serve, \(ServerAddress.loopback) to ask",
-        // The server refuses what it cannot bind, with the reason getaddrinfo gives.
-        invalid: "must be an IPv4 or IPv6 literal", parse: { $0 }
+        // A name is refused here, as a usage error: reachd resolves nothing to listen. An
+        // address the host does not have is refused when binding, with the kernel's reason.
+        invalid: "must be an IPv4 or IPv6 literal, or localhost", parse: hostAddress
     )
 
     static let port = Setting<Int>("port", "TCP port", default: ServerConfiguration().port, in: 0...65535)
@@ -135,7 +137,9 @@ enum Settings {
             do {
                 return try TargetSpec.parseList(TargetSpec.splitEnvironment(text))
             } catch {
-                throw InvalidValue(description: "\(error)")
+                // Spaces, not commas as in the other lists: a URL may hold a comma.
+                let separator = text.contains(",") ? " (the variable separates specs with spaces, not commas)" : ""
+                throw InvalidValue(description: "\(error)\(separator)")
             }
         },
         // A flag is one spec, never split: `--target "bad name=…"` is refused for its name.
@@ -216,6 +220,11 @@ enum Settings {
 
     @Sendable private static func ipAddress(_ text: String) -> String? {
         IPAddress(text) == nil ? nil : text
+    }
+
+    /// An IP literal, or `localhost` in any case (as `localhost`).
+    @Sendable private static func hostAddress(_ text: String) -> String? {
+        text.lowercased() == "localhost" ? "localhost" : ipAddress(text)
     }
 }
 
