@@ -1,3 +1,5 @@
+import Reachable
+
 /// One condition of `--ready-when` (a comma-separated list; `/readyz` passes when all hold).
 public enum ReadinessCondition: Sendable, Equatable, CustomStringConvertible {
     /// The network is reachable (the route-based `state`): the default.
@@ -51,8 +53,7 @@ extension ReadinessCondition {
     public static func parseList(_ text: String) -> Result<[ReadinessCondition], RefusedCondition> {
         var conditions: [ReadinessCondition] = []
         for item in text.split(separator: ",") {
-            let trimmed = item.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }
-            let word = String(trimmed.reversed())
+            let word = item.trimmed
             if word.isEmpty { continue }
             guard let condition = ReadinessCondition(word) else { return .failure(RefusedCondition(text: word)) }
             if !conditions.contains(condition) { conditions.append(condition) }

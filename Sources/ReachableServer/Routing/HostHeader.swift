@@ -1,4 +1,5 @@
 import Glibc
+import Reachable
 
 /// What one `Host` field names, as the DNS rebinding check compares it: the port and one
 /// trailing dot dropped, letters lowercased.
@@ -15,8 +16,7 @@ enum HostHeader: Equatable, Sendable {
     init(_ value: String) {
         // libmicrohttpd keeps the spaces or tabs that may end a field value (RFC 9110 §5.5: not
         // part of it).
-        var rest = Substring(value).drop { $0 == " " || $0 == "\t" }
-        while rest.last == " " || rest.last == "\t" { rest = rest.dropLast() }
+        var rest = Substring(value.trimmed)
         guard !rest.isEmpty else {
             self = .empty
             return

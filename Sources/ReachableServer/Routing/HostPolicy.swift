@@ -1,3 +1,5 @@
+import Reachable
+
 /// `--allowed-hosts`: the names, besides those always allowed (`HostCheck`), under which reachd
 /// answers. A page whose own name was rebound to reachd's address sends that name in `Host`; a
 /// name on no list is answered `421`, so such a page reads nothing.
@@ -12,7 +14,7 @@ public enum HostPolicy: Sendable, Equatable, CustomStringConvertible {
 
     /// `*`, or patterns separated by commas, each a host name or `*.` and a name.
     public static func parse(_ text: String) -> Result<HostPolicy, InvalidHostPattern> {
-        let items = text.split(separator: ",", omittingEmptySubsequences: false).map(trimmed)
+        let items = text.split(separator: ",", omittingEmptySubsequences: false).map(\.trimmed)
         if items == ["*"] { return .success(.any) }
         var patterns: [HostPattern] = []
         for item in items {
@@ -22,11 +24,6 @@ public enum HostPolicy: Sendable, Equatable, CustomStringConvertible {
             }
         }
         return .success(.names(patterns))
-    }
-
-    private static func trimmed(_ item: Substring) -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-        return String(item.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
     }
 
     public var description: String {
