@@ -80,6 +80,9 @@ def test_addresses_routes_and_aaaa_records(dual_world):
     for name, (v4, v6) in w.names.items():
         assert dns_query(c, w.gateway_ip, name, qtype=1) == (0, [v4] if v4 else []), name
         assert dns_query(c, w.gateway_ip, name, qtype=28) == (0, [v6] if v6 else []), name
+    # The second dnsmasq knows both.test without its AAAA.
+    assert dns_query(c, w.dns2_ip, "both.test", qtype=1) == (0, [w.both4])
+    assert dns_query(c, w.dns2_ip, "both.test", qtype=28) == (0, [])
     # world.py's names still answer.
     assert dns_query(c, w.gateway_ip, "db.test") == (0, [w.db_ip])
     assert dns_query(c, w.gateway_ip, "nx.test")[0] == 3

@@ -626,6 +626,7 @@ class World:
             f"--host-record=db.test,{self.db2_ip}",
             f"--host-record=moved.test,{self.moved_ip}",
             "--address=/nx.test/",
+            *self._extra_records_dns2(),
         ])
         self._silent.append(SilentUDP(g.name, self.dns_silent_ip))
         for server in self._dns:
@@ -634,6 +635,10 @@ class World:
 
     def _extra_records(self) -> list[str]:
         """More dnsmasq flags for the primary server (a grown world adds its names here)."""
+        return []
+
+    def _extra_records_dns2(self) -> list[str]:
+        """More dnsmasq flags for the second server."""
         return []
 
     def _dnsmasq(self, address: str, records: list[str]) -> Dnsmasq:

@@ -36,6 +36,8 @@ Names the primary dnsmasq knows in addition to world.py's (A / AAAA):
     v4noroute.test        198.19.O.99   2001:db8:O:5::81     the client has no IPv4 route to it
     v4dead-v6noroute.test 198.19.O.160  2001:db8:O:99::82
     bothnoroute.test      198.19.O.99   2001:db8:O:99::83
+The second dnsmasq (dns2_ip) knows both.test as 198.19.O.81 only: switching resolv.conf to it
+takes a family away from a name.
 
 FakeDNS: a UDP DNS server in the gateway whose answer a test switches with one assignment
 (`mode` = noerror, nxdomain, refused, servfail, notimp, malformed, silent; `delay` seconds before
@@ -110,6 +112,10 @@ class DualStackWorld(World):
     def _extra_records(self) -> list[str]:
         self._addresses()
         return [f"--host-record={name}," + ",".join(a for a in pair if a) for name, pair in self.names.items()]
+
+    def _extra_records_dns2(self) -> list[str]:
+        # The second dnsmasq knows both.test without its AAAA: a name that loses a family.
+        return [f"--host-record=both.test,{self.both4}"]
 
     def _build(self) -> None:
         super()._build()
@@ -505,9 +511,12 @@ def family_of(address: str) -> str:
 
 
 def wait_dns(server, predicate, timeout: float) -> dict:
-    """Poll /status until `predicate(doc["dns"])`; returns the `dns` object."""
-    doc = wait_status(server, lambda d: isinstance(d.get("dns"), dict) and predicate(d["dns"]), timeout,
-                      what="dns")
+    """Poll /status until `predicate(doc["dns"])`; returns the `dns` object. A document without
+    `dns` fails at once."""
+    def check(doc: dict) -> bool:
+        assert isinstance(doc.get("dns"), dict), f"the document has no dns object: {sorted(doc)}"
+        return predicate(doc["dns"])
+    doc = wait_status(server, check, timeout, what="dns")
     return doc["dns"]
 
 
