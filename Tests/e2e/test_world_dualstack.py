@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import socket
+import struct
 import subprocess
 import time
 
@@ -17,7 +18,7 @@ import pytest
 
 import netns
 from world import HANG, NO_CONTENT, UNAVAILABLE, dns_query, redirect, status  # noqa: F401
-from world_dualstack import FakeDNS, dual_world, reachd_dual  # noqa: F401
+from world_dualstack import DualStackWorld, dual_world, reachd_dual  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(90)]
 
@@ -158,18 +159,13 @@ def test_fake_dns_switches_delays_malformed_and_silent(dual_world):
     with pytest.raises(TimeoutError):
         dns_query(c, fake.address, "a.test", timeout=0.5)
     fake.mode = "malformed"
-    with pytest.raises((struct_error(), IndexError)):
+    with pytest.raises((struct.error, IndexError)):
         dns_query(c, fake.address, "a.test")  # the world's own parser chokes on the cut-off answer
     fake.mode = "noerror"
     fake.delay = 1.0
     t0 = time.monotonic()
     assert dns_query(c, fake.address, "a.test", timeout=3)[0] == 0
     assert time.monotonic() - t0 >= 0.9
-
-
-def struct_error():
-    import struct
-    return struct.error
 
 
 def test_closed_dns_port_answers_icmp_port_unreachable(dual_world):
@@ -222,3 +218,16 @@ def test_resolv_conf_and_reachd_in_the_dual_world(dual_world, reachd_dual):
     out = w.client.exec("cat", "/etc/resolv.conf", capture_output=True, text=True, check=True).stdout
     assert out == f"nameserver {w.fake_dns_ips[0]}\nnameserver {w.dns_silent_ip}\noptions ndots:5\n", out
     assert w.resolv_dir.is_dir()
+
+
+def test_close_removes_everything():
+    """Namespaces (the far one included) and /etc/netns/<client> go with the world."""
+    w = DualStackWorld()
+    names = {w.client.name, w.gateway.name, w.far.name}
+    resolv_dir = w.resolv_dir
+    w.fake_dns(0)
+    w.capture()
+    w.close()
+    listed = set(subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split())
+    assert not names & listed, names & listed
+    assert not resolv_dir.exists()
