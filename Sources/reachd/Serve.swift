@@ -32,6 +32,7 @@ extension ServeOptions {
         let started = Date()
         monitorConfiguration.initialTargets = probes.initialTargets(since: started)
         monitorConfiguration.initialConnectivity = probes.initialConnectivity(since: started)
+        monitorConfiguration.initialDNS = probes.initialDNS(since: started)
         ProcessLimits.prepare(forConnections: server.maxConnections, logger: logger)
 
         let monitor: NetworkMonitor
@@ -50,11 +51,21 @@ extension ServeOptions {
             logger.critical("cannot serve on --host \(server.host) --port \(server.port): \(error)")
             throw ExitCode(1)
         }
-        // Outbound probes only when targets or a connectivity URL are configured.
+        // What the probes measure besides the document, for /metrics.
+        let events = ProbeEvents(
+            targetProbed: { target, duration, failure in
+                metrics.recordProbe(target: target, duration: duration, failure: failure)
+            },
+            nameserverAsked: { server, duration, _ in
+                metrics.recordNameserverQuery(server: server, duration: duration)
+            })
+        // Outbound probes only when targets, a connectivity URL or a DNS check are configured.
         let prober: ProbeService?
         do {
+            // TODO(issue 18, probe side): hand `events` to the service whole once it takes them;
+            // until then a probe reports only its duration, so no failure is counted by reason.
             prober = try ProbeService.start(probes, monitor: monitor) { target, duration in
-                metrics.recordProbe(target: target, duration: duration)
+                events.targetProbed(target, duration, nil)
             }
         } catch {
             monitor.close()
@@ -70,6 +81,7 @@ extension ServeOptions {
                 "state": "\(monitor.current.state.rawValue)", "readyWhen": "\(server.readiness.commaSeparated)",
                 "targets": "\(probes.targets.count)",
                 "connectivity": "\(probes.connectivity?.url.text ?? "disabled")",
+                "dns": "\(probes.dnsCheck ?? "disabled")",
             ]
         )
         var groupConfiguration = ServiceGroupConfiguration(
