@@ -19,21 +19,27 @@ public struct Application: Sendable {
     /// In dependency order.
     public let services: [any Service]
 
-    /// Runs every service until SIGTERM or SIGINT (or until the server ends), then shuts them
-    /// down in reverse order.
+    /// Runs every service until SIGTERM or SIGINT (or until the server ends, or `finisher`),
+    /// then shuts them down in reverse order.
     ///
     /// - Parameters:
     ///   - shutdownTimeout: the longest the graceful shutdown may take, in seconds.
     ///   - signals: what starts the graceful shutdown (tests trigger it themselves).
+    ///   - finisher: a service run last whose end shuts the group down (`reachd wait`'s
+    ///     `ConditionWait`); the first stopped on a signal.
     public func run(
-        logger: Logger, shutdownTimeout: Double, signals: [UnixSignal] = [.sigterm, .sigint]
+        logger: Logger, shutdownTimeout: Double, signals: [UnixSignal] = [.sigterm, .sigint],
+        until finisher: (any Service)? = nil
     ) async throws {
+        let ending: ServiceGroupConfiguration.ServiceConfiguration? = finisher.map {
+            .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup)
+        }
         var configuration = ServiceGroupConfiguration(
             services: services.map { service in
                 .init(
                     service: service,
                     successTerminationBehavior: service is ReachabilityServer ? .gracefullyShutdownGroup : .ignore)
-            },
+            } + (ending.map { [$0] } ?? []),
             gracefulShutdownSignals: signals,
             logger: logger
         )

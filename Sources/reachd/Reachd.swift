@@ -24,7 +24,7 @@ struct Reachd: AsyncParsableCommand {
             a graceful shutdown, 1 when serving fails, 64 for a usage error (a malformed option).
             """,
         version: version,
-        subcommands: [Serve.self, StatusCommand.self, WatchCommand.self, CheckCommand.self]
+        subcommands: [Serve.self, StatusCommand.self, WatchCommand.self, CheckCommand.self, WaitCommand.self]
     )
 
     @OptionGroup var options: ServeOptions

@@ -22,7 +22,7 @@ struct Serve: AsyncParsableCommand {
 extension ServeOptions {
     /// Runs the monitor, the probes and the HTTP server until SIGTERM or SIGINT.
     func serve() async throws {
-        let logger = try makeLogger()
+        let logger = try monitoring.makeLogger()
         let configuration = try appConfiguration()
         guard let server = configuration.server else { return }
         ProcessLimits.prepare(forConnections: server.maxConnections, logger: logger)
@@ -56,24 +56,9 @@ extension ServeOptions {
     func appConfiguration() throws -> AppConfiguration {
         var configuration = AppConfiguration()
         // The probes' settings first: `--ready-when` is checked against their targets.
-        configuration.probes = try probeConfiguration()
+        configuration.probes = try monitoring.probeConfiguration()
         configuration.server = try serverConfiguration(probes: configuration.probes)
-        configuration.monitor = try monitorConfiguration()
+        configuration.monitor = try monitoring.monitorConfiguration()
         return configuration
-    }
-
-    private func makeLogger() throws -> Logger {
-        let level = try Settings.logLevel.resolve(logLevel)
-        let format = try Settings.logFormat.resolve(logFormat)
-        LoggingSystem.bootstrap { label in
-            var handler: any LogHandler =
-                switch format {
-                case .json: JSONLogHandler(label: label)
-                case .text: TextLogHandler(label: label)
-                }
-            handler.logLevel = level
-            return handler
-        }
-        return Logger(label: "reachd")
     }
 }

@@ -4,8 +4,9 @@ import Probes
 import Reachable
 import ReachableServer
 
-/// Every option of serving, shared by `reachd` and `reachd serve`, so `reachd --help` lists them.
-/// Each is declared in `Settings`; here it only gets its place in the command line.
+/// Every option of serving, shared by `reachd` and `reachd serve`, so `reachd --help` lists them:
+/// the server's here, the rest in `MonitoringOptions` (shared with `reachd wait`). Each is
+/// declared in `Settings`; here it only gets its place in the command line.
 struct ServeOptions: ParsableArguments {
     @OptionGroup var address: ServerAddress
 
@@ -13,30 +14,14 @@ struct ServeOptions: ParsableArguments {
     @Option(Settings.readyWhen) var readyWhen: [ReadinessCondition]?
     @Option(Settings.allowOrigin) var allowOrigin: CrossOriginPolicy?
     @Option(Settings.allowedHosts) var allowedHosts: HostPolicy?
-    @Option(Settings.meteredInterfaces) var meteredInterfaces: [String]?
     @Option(Settings.maxConnections) var maxConnections: Int?
     @Option(Settings.maxConnectionsPerIP) var maxConnectionsPerIP: Int?
     @Option(Settings.connectionTimeout) var connectionTimeout: Int?
     @Option(Settings.connectionMemory) var connectionMemory: Int?
     @Option(Settings.shutdownTimeout) var shutdownTimeout: Double?
     @Option(Settings.threads) var threads: Int?
-    @Option(Settings.ipv4Destination) var ipv4Destination: String?
-    @Option(Settings.ipv6Destination) var ipv6Destination: String?
-    @Option(Settings.targets) var targets: [TargetSpec] = []
-    @Option(Settings.targetInterval) var targetInterval: Double?
-    @Option(Settings.targetTimeout) var targetTimeout: Double?
-    @Option(Settings.targetFailures) var targetFailures: Int?
-    @Option(Settings.connectivityURL) var connectivityURL: String?
-    @Option(Settings.connectivityResponse) var connectivityResponse: String?
-    @Option(Settings.connectivityInterval) var connectivityInterval: Double?
-    @Option(Settings.connectivityTimeout) var connectivityTimeout: Double?
-    @Option(Settings.targetSuccesses) var targetSuccesses: Int?
-    @Option(Settings.dnsCheck) var dnsCheck: String?
-    @Option(Settings.dnsInterval) var dnsInterval: Double?
-    @Option(Settings.dnsTimeout) var dnsTimeout: Double?
-    @Option(Settings.dnsFailures) var dnsFailures: Int?
-    @Option(Settings.logLevel) var logLevel: Logger.Level?
-    @Option(Settings.logFormat) var logFormat: LogFormat?
+    /// The monitor's, the probes' and the log's options, which `reachd wait` takes too.
+    @OptionGroup var monitoring: MonitoringOptions
 
     /// The server's settings from the flags, the environment and the defaults, validated.
     ///
@@ -63,30 +48,14 @@ struct ServeOptions: ParsableArguments {
     /// for good, which an operator learns better now than from a pod that never turns ready.
     private func readinessConditions(probes: ProbeConfiguration) throws -> [ReadinessCondition] {
         let conditions = try Settings.readyWhen.resolve(readyWhen)
-        let source = Settings.readyWhen.source(flagGiven: readyWhen != nil)
-        for condition in conditions {
-            switch condition {
-            case .online where probes.connectivity == nil:
-                throw ValidationError(
-                    "\(source): online needs --connectivity-url (env: REACHD_CONNECTIVITY_URL): "
-                        + "without a connectivity check it could never hold")
-            case .dns where probes.dnsCheck == nil:
-                throw ValidationError(
-                    "\(source): dns needs --dns-check (env: REACHD_DNS_CHECK): "
-                        + "without a nameserver check it could never hold")
-            case .target(let name) where !probes.targets.contains(where: { $0.name == name }):
-                let configured =
-                    probes.targets.isEmpty
-                    ? "no target is configured (--target, env: REACHD_TARGETS)"
-                    : "the targets are " + probes.targets.map(\.name).joined(separator: ", ")
-                throw ValidationError("\(source): \(condition) names no configured target; \(configured)")
-            default:
-                break
-            }
-        }
+        try probes.refuseUnsatisfiable(conditions, source: Settings.readyWhen.source(flagGiven: readyWhen != nil))
         return conditions
     }
+}
 
+// The monitor's and the probes' configurations, from `MonitoringOptions` (which serving and
+// `reachd wait` share).
+extension MonitoringOptions {
     /// What the probes do, from the flags, the environment and the defaults, validated: every
     /// malformed spec is refused here, before anything is served.
     func probeConfiguration() throws -> ProbeConfiguration {

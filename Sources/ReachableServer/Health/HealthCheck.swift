@@ -1,0 +1,90 @@
+public import FoundationEssentials
+public import Reachable
+
+/// One check of a health document, and the one place a readiness condition is evaluated against
+/// the status document: `/readyz` writes it as an entry of `checks`, `reachd wait` prints it as
+/// a line.
+public struct HealthCheck: Sendable {
+    /// The key in `checks` (the draft's `componentName:measurementName`).
+    public var key: String
+    public var componentType: String
+    /// The state the check reads, when it reads one.
+    public var observedValue: String?
+    /// When that state began.
+    public var time: Date?
+    public var holds: Bool
+    /// Why the state is what it is (a target's or connectivity's `reason`, DNS's), when the
+    /// document gives one; kept whether or not the check holds.
+    public var reason: String?
+    /// Why it fails; `nil` when it holds.
+    public var output: String?
+
+    init(
+        key: String, componentType: String, observedValue: String? = nil, time: Date? = nil, holds: Bool,
+        reason: String? = nil, output: String?
+    ) {
+        self.key = key
+        self.componentType = componentType
+        self.observedValue = observedValue
+        self.time = time
+        self.holds = holds
+        self.reason = reason
+        self.output = holds ? nil : output
+    }
+
+    /// The check of one readiness condition against the document.
+    ///
+    /// | condition | key | componentType | observedValue | time |
+    /// |---|---|---|---|---|
+    /// | `reachable` | `network:reachability` | `system` | the route-based `state` | `changedAt` |
+    /// | `always` | `reachd:serving` | `component` | — | — |
+    /// | `online` | `network:connectivity` | `system` | connectivity `state` | its `since` |
+    /// | `target:NAME` | `target:NAME` | `component` | that target's `state` | its `since` |
+    /// | `dns` | `network:dns` | `system` | `dns.state` | its `since` |
+    ///
+    /// A failing check says why in `output` ("network is unreachable", "connectivity is limited
+    /// (timeout)", "target db is unreachable (no-route)"); every check fails with
+    /// "shutting down" once shutdown has begun. A target the document does not list (yet) is
+    /// `unknown`, without a time.
+    public init(_ condition: ReadinessCondition, status: ReachabilityStatus, isShuttingDown: Bool = false) {
+        switch condition {
+        case .reachable:
+            self.init(
+                key: "network:reachability", componentType: "system", observedValue: status.state.rawValue,
+                time: status.changedAt, holds: status.isReachable, output: "network is \(status.state.rawValue)")
+        case .always:
+            self.init(key: "reachd:serving", componentType: "component", holds: true, output: nil)
+        case .online:
+            let connectivity = status.connectivity
+            let reason = connectivity.reason?.rawValue
+            self.init(
+                key: "network:connectivity", componentType: "system",
+                observedValue: connectivity.state.rawValue, time: connectivity.since,
+                holds: connectivity.state == .full, reason: reason,
+                output: "connectivity is \(connectivity.state.rawValue)\(Self.because(reason))")
+        case .target(let name):
+            let target = status.targets.first { $0.name == name }
+            let state = target?.state ?? .unknown
+            let reason = target?.reason?.rawValue
+            self.init(
+                key: "target:\(name)", componentType: "component", observedValue: state.rawValue,
+                time: target?.since, holds: state == .reachable, reason: reason,
+                output: "target \(name) is \(state.rawValue)\(Self.because(reason))")
+        case .dns:
+            let dns = status.dns
+            let reason = dns.reason?.rawValue
+            self.init(
+                key: "network:dns", componentType: "system", observedValue: dns.state.rawValue, time: dns.since,
+                holds: dns.state == .ok || dns.state == .degraded, reason: reason,
+                output: "dns is \(dns.state.rawValue)\(Self.because(reason))")
+        }
+        if isShuttingDown {
+            holds = false
+            output = "shutting down"
+        }
+    }
+
+    private static func because(_ reason: String?) -> String {
+        reason.map { " (\($0))" } ?? ""
+    }
+}
