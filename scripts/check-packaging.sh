@@ -18,12 +18,12 @@
 #      in deploy/kubernetes/prometheus-operator/tests (`promtool test rules`); the PodMonitor,
 #      the prometheus.io/* annotations and the NetworkPolicy agree with the workloads' labels
 #      and named ports; each reachd container's memory limit holds its REACHD_MAX_CONNECTIONS.
-#   6. startup: each reachd container of the plain manifests starts as the kubelet would start
-#      it — its command (the DaemonSet's shell that builds the API server target) and its
-#      environment — with the Service address of an IPv4 and of an IPv6 cluster (a dual-stack
-#      one gives its primary family's), and the release binary accepts every setting (run in a
-#      network namespace of its own, stopped by a deliberately malformed last setting before it
-#      would serve or probe).
+#   6. startup: each reachd container of the plain manifests (init containers included: `reachd
+#      wait`) starts as the kubelet would start it — its command (the DaemonSet's shell that
+#      builds the API server target) and its environment — with the Service address of an IPv4
+#      and of an IPv6 cluster (a dual-stack one gives its primary family's), and the release
+#      binary accepts every setting (run in a network namespace of its own, stopped by a
+#      deliberately malformed last setting before it would serve or probe).
 #   7. image: the manifests' image tag, `make image`'s and the version reachd reports agree;
 #      the release workflow (.github/workflows/image.yml) lints clean with actionlint.
 #
@@ -419,8 +419,9 @@ check_monitoring() {
 
 # ------------------------------------------------------------------------------ 6. startup
 
-# Each reachd container of the plain manifests, started as the kubelet would start it for each
-# family's Service address: prints one line per finding, "ok ..." per start that passed.
+# Each reachd container of the plain manifests (init containers included), started as the kubelet
+# would start it for each family's Service address: prints one line per finding, "ok ..." per
+# start that passed.
 startup_runs() {
     "$1" - "$2" deploy/kubernetes/*.yaml <<'PYTHON'
 import os
@@ -438,8 +439,9 @@ FAMILIES = [
     ("IPv6", "fd00:10:96::1", "2001:db8::10"),
     ("IPv6", "fd00:10:96::1:443", "2001:db8::10"),
 ]
-# Resolved last of every setting (ServeOptions.monitorConfiguration): refused with its name,
-# it proves every setting before it was accepted, and reachd stops before serving or probing.
+# Resolved last of every setting (MonitoringOptions.monitorConfiguration, by serving and by
+# `reachd wait`): refused with its name, it proves every setting before it was accepted, and
+# reachd stops before serving or probing.
 SENTINEL = ("REACHD_IPV6_DESTINATION", "packaging-check")
 
 def expand(text, environment):
@@ -452,7 +454,10 @@ for path in files:
     with open(path) as handle:
         workloads = [d for d in yaml.safe_load_all(handle) if d and d["kind"] in ("Deployment", "DaemonSet")]
     for workload in workloads:
-        for container in workload["spec"]["template"]["spec"]["containers"]:
+        spec = workload["spec"]["template"]["spec"]
+        # Init containers too: `reachd wait` (wait-init.yaml) validates its settings, the
+        # sentinel last, exactly as serving does.
+        for container in spec.get("initContainers", []) + spec["containers"]:
             if not container["image"].split("/")[-1].startswith("reachd"):
                 continue
             where = f"{path}: {workload['metadata']['name']}/{container['name']}"
