@@ -6,8 +6,9 @@ import ReachdClient
 
 /// Every option of `reachd`, each declared once. Defaults come from the configuration types'
 /// own defaults where there is one. To add an option: declare it here, add
-/// `@Option(Settings.x) var x: T?` to `ServeOptions`, and `try Settings.x.resolve(x)` where the
-/// configuration is built.
+/// `@Option(Settings.x) var x: T?` to `ServeOptions` (the server's) or `MonitoringOptions` (the
+/// monitor's, probes' and log's, which `reachd wait` shares), and `try Settings.x.resolve(x)`
+/// where the configuration is built.
 ///
 /// Every interval and timeout is a positive number of seconds with an upper bound, and every
 /// count (`--*-failures`, `--*-successes`) an integer of at least 1: `inf` or `1e300` seconds
@@ -134,7 +135,7 @@ enum Settings {
 
     /// Each flag is one spec; the variable holds them all, separated by whitespace. Names
     /// used twice across several flags are refused when the configuration is built
-    /// (`ServeOptions.probeConfiguration()`).
+    /// (`MonitoringOptions.probeConfiguration()`).
     static let targets = Setting<[TargetSpec]>(
         "target", environment: "REACHD_TARGETS",
         "A host whose reachability is probed and reported, as NAME=URL with URL host://HOST, tcp://HOST:PORT, http://HOST[:PORT]/PATH or https://HOST[:PORT]/PATH; repeatable; the variable takes the specs separated by spaces",
