@@ -22,7 +22,8 @@ struct ConditionWaitTests {
         let status = ReachabilityStatus(
             path: NetworkPath(state: .reachable, ipv4: true),
             targets: [
-                TargetStatus(name: "db", url: "tcp://db.test:5432", state: .unreachable, reason: .timeout, since: since),
+                TargetStatus(
+                    name: "db", url: "tcp://db.test:5432", state: .unreachable, reason: .timeout, since: since),
                 TargetStatus(name: "api", url: "tcp://api.test:443", state: .reachable, since: since),
             ],
             connectivity: ConnectivityStatus(state: .limited, url: "http://check.test/", reason: .dns, since: since),
