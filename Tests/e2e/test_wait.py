@@ -56,14 +56,15 @@ class Waiter:
             raise AssertionError(f"reachd wait did not start waiting: {self.error_text()}")
 
     def finish(self, timeout: float) -> int:
-        """Its exit status; stdout kept in `stdout`, the exit time in `ended`."""
+        """Its exit status; stdout kept in `stdout`, the exit time in `ended`. (Not `communicate`:
+        it would read stderr too, racing the reader thread. A few lines fit the pipe's buffer.)"""
         try:
-            self.stdout, _ = self.process.communicate(timeout=timeout)
+            self.process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.communicate()
+            self.kill()
             raise AssertionError(f"reachd wait still running after {timeout} s: {self.error_text()}")
         self.ended = time.monotonic()
+        self.stdout = self.process.stdout.read()
         self._reader.join(5)
         return self.process.returncode
 
@@ -82,7 +83,7 @@ class Waiter:
     def kill(self) -> None:
         if self.process.poll() is None:
             self.process.kill()
-            self.process.communicate()
+            self.process.wait()
 
 
 @pytest.fixture
