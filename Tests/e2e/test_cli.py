@@ -545,9 +545,12 @@ def test_ready_when_dns_without_a_dns_check_is_refused():
     assert "dns needs --dns-check" in stderr and "REACHD_DNS_CHECK" in stderr and "never" in stderr, stderr
     stderr = refused(env={"REACHD_READY_WHEN": "dns"})
     assert "REACHD_READY_WHEN" in stderr and "--dns-check" in stderr, stderr
-    # An empty flag wins over the variable: no check, so the condition could never hold.
-    stderr = refused("--ready-when", "dns", "--dns-check", "", env={"REACHD_DNS_CHECK": "a.test."})
+    # An empty variable is unset: no check, so the condition could never hold.
+    stderr = refused("--ready-when", "dns", env={"REACHD_DNS_CHECK": ""})
     assert "dns needs --dns-check" in stderr, stderr
+    # An empty flag is not a name at all.
+    stderr = refused("--dns-check", "")
+    assert "--dns-check" in stderr and "DNS name" in stderr, stderr
 
 
 def test_every_malformed_ready_when_is_refused_naming_it():

@@ -223,7 +223,15 @@ enum Settings {
         "dns-check",
         "A name, such as kubernetes.default.svc.cluster.local., that each nameserver of /etc/resolv.conf is asked for separately (its A record, exactly as given: no search list)",
         default: "", defaultText: "none", invalid: DNSName.rule,
-        parse: { $0.isEmpty || DNSName.isValid($0) ? $0 : nil }
+        // An empty variable is unset, as for every option; an empty flag is a name that is not one.
+        reasoning: { text throws(InvalidValue) in
+            guard text.isEmpty || DNSName.isValid(text) else { throw InvalidValue(description: DNSName.rule) }
+            return text
+        },
+        eachFlag: { text throws(InvalidValue) in
+            guard DNSName.isValid(text) else { throw InvalidValue(description: DNSName.rule) }
+            return text
+        }
     )
 
     static let dnsInterval = Setting<Double>(
