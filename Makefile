@@ -1,5 +1,6 @@
-# reachd — the two commands a newcomer needs are `make run` and `make test`.
-# Both install what is missing first (Debian/Ubuntu packages; Swift 6 must already be on PATH).
+# reachd — the two commands a newcomer needs are `make run` and `make test`; `make check` is the
+# quick one to run before each commit. All install what is missing first (Debian/Ubuntu packages;
+# Swift 6 must already be on PATH).
 
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -11,9 +12,11 @@ DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev pkg
 # and openssl for the worlds the probe tests build (a real DNS server, a TLS server), gcc for
 # the C helpers the e2e tests compile (the netlink fault shim, the 10,000-stream client),
 # debootstrap for the runtime image built without Docker (check-image).
+# What `make check`'s tests start on loopback: a DNS server and a TLS server (no root needed).
+DEB_CHECK := dnsmasq-base openssl
 DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap
 
-.PHONY: run test deps test-deps build release format swift-test check-sanitizers sanitize-thread sanitize-address \
+.PHONY: run test check check-deps deps test-deps build release format swift-test check-sanitizers sanitize-thread sanitize-address \
 	e2e packaging check-image measure-limits bench clean fuzz-http scale soak reliability \
 	fuzz fuzz-ci fuzz-merge fuzz-record
 
@@ -26,6 +29,16 @@ run: deps release
 ## contract, the Docker/Kubernetes packaging checks, the runtime image built and run without
 ## Docker, and a short budget of every fuzz target.
 test: deps test-deps format build swift-test check-sanitizers e2e packaging check-image fuzz-ci
+
+## For contributors, under 2 minutes on a warm build: the format check, the build, and the Swift
+## tests that need neither root nor network namespaces: all but the KernelTests suites (the probe
+## tests start dnsmasq and openssl on loopback). `make test`, what CI runs, is everything.
+check: check-deps format build
+	$(LIMIT) check 600 swift test --skip-build --skip KernelTests
+
+check-deps: deps
+	@missing=$$(for p in $(DEB_CHECK); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; fi
 
 deps:
 	@command -v swift >/dev/null || { echo "Swift 6 is needed: https://www.swift.org/install/linux/"; exit 1; }
