@@ -95,16 +95,18 @@ check-image: test-deps
 	bash scripts/remove-stale-namespaces.sh || { echo "check-image left namespaces behind"; status=1; }; \
 	exit $$status
 
-## What a hostile client can cost a release reachd (THREAT-MODEL.md's figures), measured on
-## loopback in a namespace: memory per stream, CPU per request, limits and timeouts (~4 min).
+## What a hostile client can cost a release reachd, measured on loopback in a namespace: memory
+## per stream, CPU per request, limits and timeouts (~4 min). Writes docs/reports/limits.md.
 measure-limits: deps
 	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; }
 	swift build -c release --static-swift-stdlib --product reachd --scratch-path .build-release
-	$(SUDO) python3 scripts/measure-limits.py --binary .build-release/x86_64-unknown-linux-gnu/release/reachd
+	$(SUDO) python3 scripts/measure-limits.py --binary .build-release/x86_64-unknown-linux-gnu/release/reachd \
+		--report docs/reports/limits.md
 
-# The long runs (RELIABILITY.md): the load tests of Tests/e2e at full size. `make e2e` runs the
-# same tests at reduced sizes. REACHD_BIN=path/to/reachd tests another build.
-FULL_SIZE = REACHD_SCALE=full $(LIMIT) $(1) $(2) $(VENV)/bin/python -u -m pytest $(3) -v -s --timeout=$(2); \
+# The long runs (docs/RELIABILITY.md): the load tests of Tests/e2e at full size, each target writing
+# its figures to docs/reports/reliability-TARGET.md. `make e2e` runs the same tests at reduced
+# sizes and writes no report. REACHD_BIN=path/to/reachd tests another build.
+FULL_SIZE = REACHD_SCALE=full REACHD_REPORT=docs/reports/reliability-$(1).md $(LIMIT) $(1) $(2) $(VENV)/bin/python -u -m pytest $(3) -v -s --timeout=$(2); \
 	status=$$?; bash scripts/remove-stale-namespaces.sh || { echo "$(1) left namespaces behind"; status=1; }; \
 	exit $$status
 
@@ -142,7 +144,7 @@ fuzz-record: deps
 	swift build --product reachd
 	python3 Fuzz/record-client.py .build/debug/reachd Fuzz/Corpus/FuzzClient
 
-## Side-by-side benchmark against nginx and nchan; writes BENCHMARKS.md (see bench/README.md).
+## Side-by-side benchmark against nginx and nchan; writes docs/reports/benchmarks.md (bench/README.md).
 bench: deps
 	bash bench/run.sh
 
