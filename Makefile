@@ -11,13 +11,16 @@ DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev pkg
 # Test needs: curl and iproute2 for black-box tests, python3-venv for the pytest suite, dnsmasq
 # and openssl for the worlds the probe tests build (a real DNS server, a TLS server), gcc for
 # the C helpers the e2e tests compile (the netlink fault shim, the 10,000-stream client),
-# debootstrap for the runtime image built without Docker (check-image).
+# debootstrap for the runtime image built without Docker (check-image), shellcheck for the
+# workflow's run: steps (actionlint calls it).
+DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap shellcheck
 # What `make check`'s tests start on loopback: a DNS server and a TLS server (no root needed).
 DEB_CHECK := dnsmasq-base openssl
-DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap
+# The image the Kubernetes manifests name: reachd:VERSION, VERSION as `reachd --version` says.
+IMAGE := reachd:$(shell sed -nE 's/^ *static let version = "([^"]+)".*/\1/p' Sources/reachd/Reachd.swift)
 
 .PHONY: run test check check-deps deps test-deps build release format swift-test check-sanitizers sanitize-thread sanitize-address \
-	e2e packaging check-image measure-limits bench clean fuzz-http scale soak reliability \
+	e2e packaging check-image image print-image measure-limits bench clean fuzz-http scale soak reliability \
 	fuzz fuzz-ci fuzz-merge fuzz-record
 
 ## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
@@ -87,6 +90,16 @@ e2e: build
 
 packaging:
 	$(LIMIT) packaging 600 bash scripts/check-packaging.sh
+
+## The image deploy/kubernetes/ runs (Docker; not part of `make test`). Then load it into the
+## cluster's nodes: `kind load docker-image $(IMAGE)`, `minikube image load $(IMAGE)`, or on a
+## containerd node `docker save $(IMAGE) | ctr -n k8s.io images import -` (deploy/kubernetes/README.md).
+image:
+	docker build -t $(IMAGE) .
+
+## The tag `make image` gives (scripts/check-packaging.sh compares it with the manifests').
+print-image:
+	@echo $(IMAGE)
 
 ## The Dockerfile's runtime stage built for real (debootstrap minbase + its RUN, cached in
 ## .build-image/) and reachd run in it as the image's user: serving, HEALTHCHECK, probes.

@@ -65,6 +65,20 @@ let package = Package(
             dependencies: ["CProbeLibraries", "Reachable"],
             swiftSettings: swiftSettings
         ),
+        // The app's assembly (`buildApplication`): monitor, probes and server as services, used by
+        // `reachd serve`, `reachd wait`, the tests and the fuzz targets.
+        .target(
+            name: "ReachdApp",
+            dependencies: [
+                "Reachable",
+                "Probes",
+                "ReachableServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // What the client commands read: the HTTP answer, the SSE stream, the status lines.
         .target(
             name: "ReachdClient",
@@ -78,6 +92,7 @@ let package = Package(
                 "ReachdClient",
                 "ReachableServer",
                 "Probes",
+                "ReachdApp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -103,6 +118,18 @@ let package = Package(
         .testTarget(
             name: "ReachdClientTests",
             dependencies: ["ReachdClient", "Reachable"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "ReachdAppTests",
+            dependencies: [
+                "ReachdApp",
+                "Reachable",
+                "ReachableServer",
+                "Probes",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -8,14 +8,24 @@
 #      A quick, offline reading that names the package behind each library; the proof is
 #      scripts/check-runtime-image.sh (make check-image), which builds that image and runs reachd
 #      in it.
-#   3. kubernetes: deploy/kubernetes/*.yaml validate against Kubernetes' schemas (offline); the
-#      prometheus-operator's kinds (PodMonitor, PrometheusRule) have no schema there and are
-#      checked in 5; any other kind without a schema (a misspelt apiVersion) fails.
+#   3. kubernetes: deploy/kubernetes/*.yaml (what `kubectl apply -f deploy/kubernetes/` applies)
+#      validate against Kubernetes' schemas (offline) and use no custom resource, so they apply
+#      where the prometheus-operator is not installed; its kinds (PodMonitor, PrometheusRule)
+#      live in deploy/kubernetes/prometheus-operator/ and are checked in 5. Any other kind
+#      without a schema (a misspelt apiVersion) fails.
 #   4. openapi: openapi.yaml is a valid OpenAPI document.
 #   5. monitoring: the PrometheusRule's groups pass `promtool check rules` and the alert tests
-#      in deploy/kubernetes/tests (`promtool test rules`); the PodMonitor, the prometheus.io/*
-#      annotations and the NetworkPolicy agree with the workloads' labels and named ports; each
-#      reachd container's memory limit holds its REACHD_MAX_CONNECTIONS (measured costs).
+#      in deploy/kubernetes/prometheus-operator/tests (`promtool test rules`); the PodMonitor,
+#      the prometheus.io/* annotations and the NetworkPolicy agree with the workloads' labels
+#      and named ports; each reachd container's memory limit holds its REACHD_MAX_CONNECTIONS.
+#   6. startup: each reachd container of the plain manifests starts as the kubelet would start
+#      it — its command (the DaemonSet's shell that builds the API server target) and its
+#      environment — with the Service address of an IPv4 and of an IPv6 cluster (a dual-stack
+#      one gives its primary family's), and the release binary accepts every setting (run in a
+#      network namespace of its own, stopped by a deliberately malformed last setting before it
+#      would serve or probe).
+#   7. image: the manifests' image tag, `make image`'s and the version reachd reports agree;
+#      the release workflow (.github/workflows/image.yml) lints clean with actionlint.
 #
 # The binary is built like the Dockerfile builds it, into .build-release, unless
 # REACHD_RELEASE_BIN names one already built that way. The build host must be Debian 12, as
@@ -52,6 +62,8 @@ sysvinit-utils tar tzdata usr-is-merged util-linux util-linux-extra zlib1g
 "
 
 FAILED=0
+# The release binary, once check_libraries has built it (check_startup runs it).
+RELEASE_BIN=""
 pass() { printf 'PASS  %s\n' "$*"; }
 fail() { printf 'FAIL  %s\n' "$*"; FAILED=1; }
 info() { printf '      %s\n' "$*"; }
@@ -189,6 +201,7 @@ check_libraries() {
         fail "libraries: no release binary at $binary"
         return
     fi
+    RELEASE_BIN="$binary"
     if ! runtime="$(runtime_packages)" || [[ -z "$runtime" ]]; then
         fail "libraries: cannot read the packages of the Dockerfile's runtime stage"
         return
@@ -234,21 +247,31 @@ check_kubernetes() {
     fi
     shopt -s nullglob
     files=(deploy/kubernetes/*.yaml deploy/kubernetes/*.yml)
+    operator_files=(deploy/kubernetes/prometheus-operator/*.yaml)
     shopt -u nullglob
-    if [[ ${#files[@]} -eq 0 ]]; then
-        fail "kubernetes: no manifests in deploy/kubernetes"
+    if [[ ${#files[@]} -eq 0 || ${#operator_files[@]} -eq 0 ]]; then
+        fail "kubernetes: no manifests in deploy/kubernetes or deploy/kubernetes/prometheus-operator"
         return
     fi
+    # The plain manifests: every kind has a schema (kubernetes-validate only warns about a kind
+    # it has none for, so a custom resource or a built-in kind with a wrong apiVersion would
+    # pass unchecked, and the first would fail to apply without its operator).
     if ! output="$("$validator" --kubernetes-version "$KUBERNETES_VERSION" --strict "${files[@]}" 2>&1)"; then
         fail "kubernetes: ${files[*]} against Kubernetes $KUBERNETES_VERSION"
-    elif grep "find schema" <<<"$output" | grep -vqE "kind (${CRD_KINDS// /|}) with api version monitoring\.coreos\.com/v1 "; then
-        # kubernetes-validate only warns about a kind it has no schema for: a built-in kind
-        # with a wrong apiVersion would pass unchecked.
-        fail "kubernetes: a manifest has a kind or apiVersion without a schema (not one of: $CRD_KINDS)"
+    elif grep -q "find schema" <<<"$output"; then
+        fail "kubernetes: a plain manifest has a kind without a schema (a custom resource belongs in prometheus-operator/)"
     else
-        pass "kubernetes: ${files[*]} valid for Kubernetes $KUBERNETES_VERSION (strict; $CRD_KINDS: see monitoring)"
+        pass "kubernetes: ${files[*]} valid for Kubernetes $KUBERNETES_VERSION (strict), no custom resource"
     fi
     printf '%s\n' "$output" | sed 's/^/      /'
+    # The operator's folder: only its kinds, checked in monitoring.
+    if ! output="$("$validator" --kubernetes-version "$KUBERNETES_VERSION" --strict "${operator_files[@]}" 2>&1)"; then
+        fail "kubernetes: ${operator_files[*]} against Kubernetes $KUBERNETES_VERSION"
+    elif grep "find schema" <<<"$output" | grep -vqE "kind (${CRD_KINDS// /|}) with api version monitoring\.coreos\.com/v1 "; then
+        fail "kubernetes: prometheus-operator/ has a kind or apiVersion without a schema (not one of: $CRD_KINDS)"
+    else
+        pass "kubernetes: ${operator_files[*]} hold only $CRD_KINDS (see monitoring)"
+    fi
 }
 
 # ------------------------------------------------------------------------------ 4. openapi
@@ -272,7 +295,7 @@ check_openapi() {
 # cross-checks of the PodMonitor, the prometheus.io/* annotations and the NetworkPolicy against
 # the workloads (Deployment, DaemonSet) in deploy/kubernetes. Prints one line per finding.
 monitoring_manifests() {
-    "$1" - "$2" deploy/kubernetes/*.yaml <<'PYTHON'
+    "$1" - "$2" deploy/kubernetes/*.yaml deploy/kubernetes/prometheus-operator/*.yaml <<'PYTHON'
 import re
 import sys
 import yaml
@@ -384,9 +407,9 @@ check_monitoring() {
         fail "monitoring: promtool check rules"
         printf '%s\n' "$output" | sed 's/^/      /'
     fi
-    cp deploy/kubernetes/tests/*.test.yaml "$scratch/"
+    cp deploy/kubernetes/prometheus-operator/tests/*.test.yaml "$scratch/"
     if output="$(cd "$scratch" && "$promtool" test rules ./*.test.yaml 2>&1)"; then
-        pass "monitoring: promtool test rules: every alert fires when it should and only then ($(cd deploy/kubernetes/tests && echo *.test.yaml))"
+        pass "monitoring: promtool test rules: every alert fires when it should and only then ($(cd deploy/kubernetes/prometheus-operator/tests && echo *.test.yaml))"
     else
         fail "monitoring: promtool test rules"
         printf '%s\n' "$output" | sed 's/^/      /'
@@ -394,11 +417,125 @@ check_monitoring() {
     rm -rf "$scratch"
 }
 
+# ------------------------------------------------------------------------------ 6. startup
+
+# Each reachd container of the plain manifests, started as the kubelet would start it for each
+# family's Service address: prints one line per finding, "ok ..." per start that passed.
+startup_runs() {
+    "$1" - "$2" deploy/kubernetes/*.yaml <<'PYTHON'
+import os
+import re
+import subprocess
+import sys
+import yaml
+
+binary, files = sys.argv[1], sys.argv[2:]
+# The Service address the kubelet gives as KUBERNETES_SERVICE_HOST (a dual-stack cluster gives
+# its primary family's), and a pod address of that family for status.podIP. The last IPv6 one
+# ends in a group that reads like a port: brackets are the only way to tell them apart.
+FAMILIES = [
+    ("IPv4", "10.96.0.1", "198.18.0.10"),
+    ("IPv6", "fd00:10:96::1", "2001:db8::10"),
+    ("IPv6", "fd00:10:96::1:443", "2001:db8::10"),
+]
+# Resolved last of every setting (ServeOptions.monitorConfiguration): refused with its name,
+# it proves every setting before it was accepted, and reachd stops before serving or probing.
+SENTINEL = ("REACHD_IPV6_DESTINATION", "packaging-check")
+
+def expand(text, environment):
+    # The kubelet's $(VAR) expansion; $$ is a literal $.
+    return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
+                  lambda m: "$" if m[0] == "$$" else environment.get(m[1], m[0]), text)
+
+findings = []
+for path in files:
+    with open(path) as handle:
+        workloads = [d for d in yaml.safe_load_all(handle) if d and d["kind"] in ("Deployment", "DaemonSet")]
+    for workload in workloads:
+        for container in workload["spec"]["template"]["spec"]["containers"]:
+            if not container["image"].split("/")[-1].startswith("reachd"):
+                continue
+            where = f"{path}: {workload['metadata']['name']}/{container['name']}"
+            for family, service, pod in FAMILIES:
+                environment = {"KUBERNETES_SERVICE_HOST": service, "KUBERNETES_SERVICE_PORT": "443",
+                               "PATH": os.path.dirname(binary) + ":/usr/bin:/bin"}
+                for item in container.get("env", []):
+                    if "value" in item:
+                        environment[item["name"]] = expand(item["value"], environment)
+                    elif item.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "status.podIP":
+                        environment[item["name"]] = pod
+                environment[SENTINEL[0]] = SENTINEL[1]
+                command = [expand(a, environment) for a in container.get("command", ["reachd"])]
+                command += [expand(a, environment) for a in container.get("args", [])]
+                try:
+                    result = subprocess.run(["unshare", "--net", "--", *command], env=environment,
+                                            capture_output=True, text=True, timeout=20)
+                except subprocess.TimeoutExpired:
+                    findings.append(f"{where} ({family} {service}): still running after 20 s")
+                    continue
+                expected = f"{SENTINEL[0]}={SENTINEL[1]} is invalid"
+                if result.returncode != 64 or expected not in result.stderr:
+                    findings.append(f"{where} ({family} {service}): exit {result.returncode}: "
+                                    + " ".join(result.stderr.split())[:300])
+                else:
+                    print(f"ok {where} ({family} {service})")
+print("\n".join(findings))
+PYTHON
+}
+
+check_startup() {
+    local python output
+    if [[ -z "$RELEASE_BIN" ]]; then
+        fail "startup: no release binary (see libraries)"
+        return
+    fi
+    if ! python="$(tool python3)"; then
+        fail "startup: python3 not found"
+        return
+    fi
+    if ! output="$(startup_runs "$python" "$RELEASE_BIN" 2>&1)"; then
+        fail "startup: cannot read deploy/kubernetes"
+    elif grep -qv '^ok \|^$' <<<"$output"; then
+        fail "startup: a reachd container refuses its settings"
+    else
+        pass "startup: every reachd container accepts its command and environment, with an IPv4 and an IPv6 Service address"
+    fi
+    printf '%s\n' "$output" | sed '/^$/d; s/^/      /'
+}
+
+# ------------------------------------------------------------------------------ 7. image
+check_image() {
+    local version tags tag actionlint output
+    version="$(sed -nE 's/^ *static let version = "([^"]+)".*/\1/p' Sources/reachd/Reachd.swift)"
+    tags="$(grep -hoE 'image: reachd:[^[:space:]]+' deploy/kubernetes/*.yaml | sed 's/image: reachd://' | sort -u)"
+    if [[ -z "$version" || -z "$tags" ]]; then
+        fail "image: cannot read the version (Sources/reachd/Reachd.swift) or the manifests' image lines"
+    elif [[ "$tags" != "$version" ]]; then
+        fail "image: the manifests use reachd:$(echo $tags) but reachd is $version"
+    elif ! tag="$(make -s --no-print-directory print-image)" || [[ "$tag" != "reachd:$version" ]]; then
+        fail "image: make image tags ${tag:-nothing}, the manifests use reachd:$version"
+    else
+        pass "image: make image, the manifests and reachd --version agree on reachd:$version"
+    fi
+    if ! actionlint="$(tool actionlint)"; then
+        fail "image: actionlint not installed (pip install -r Tests/e2e/requirements.txt)"
+    elif output="$("$actionlint" -no-color .github/workflows/*.yml 2>&1)"; then
+        local shellcheck="without shellcheck"
+        command -v shellcheck >/dev/null && shellcheck="with shellcheck"
+        pass "image: .github/workflows lints clean (actionlint $("$actionlint" -version | sed -n 1p), $shellcheck)"
+    else
+        fail "image: actionlint .github/workflows"
+        printf '%s\n' "$output" | sed 's/^/      /'
+    fi
+}
+
 check_hadolint
 check_libraries
 check_kubernetes
 check_openapi
 check_monitoring
+check_startup
+check_image
 
 if [[ $FAILED -ne 0 ]]; then
     echo "packaging checks FAILED"

@@ -48,7 +48,8 @@ public final class ReachabilityServer: Service, Sendable {
         router = RequestRouter(
             monitor: monitor, snapshot: snapshot, hub: hub, readiness: configuration.readiness,
             isShuttingDown: { [daemon] in daemon.isDraining }, rejections: RejectionLog(logger: logger),
-            crossOrigin: configuration.allowOrigin, metrics: metrics
+            crossOrigin: configuration.allowOrigin, metrics: metrics,
+            hosts: HostCheck(policy: configuration.allowedHosts, hostName: HostCheck.machineHostName())
         )
     }
 
@@ -89,22 +90,32 @@ public final class ReachabilityServer: Service, Sendable {
         metrics.eventsSent(hub.publish(frame))
         metrics.update(status)
         metrics.recordSource(monitor.statistics)
-        var metadata: Logger.Metadata = [
-            "state": "\(status.state.rawValue)", "sequence": "\(status.sequence)",
-            "ipv4": "\(status.path.ipv4)", "ipv6": "\(status.path.ipv6)",
+        // One line per published change, its fields named and typed as in the document
+        // (`transport`, `targets`' `name`/`state`/`reason`, `connectivity`'s `state`); a reason
+        // that is null there is left out here.
+        let path = status.path
+        let targets: [Logger.MetadataValue] = status.targets.map { target in
+            var fields: Logger.Metadata = ["name": .string(target.name), "state": .string(target.state.rawValue)]
+            if let reason = target.reason { fields["reason"] = .string(reason.rawValue) }
+            return .dictionary(fields)
+        }
+        var connectivity: Logger.Metadata = ["state": .string(status.connectivity.state.rawValue)]
+        if let reason = status.connectivity.reason { connectivity["reason"] = .string(reason.rawValue) }
+        let metadata: Logger.Metadata = [
+            "sequence": .stringConvertible(status.sequence),
+            "changedAt": .string(ReachabilityStatus.timestampStyle.format(status.changedAt)),
+            "state": .string(status.state.rawValue),
+            "ipv4": .stringConvertible(path.ipv4), "ipv6": .stringConvertible(path.ipv6),
+            "transport": .dictionary(
+                Dictionary(
+                    uniqueKeysWithValues: Transport.allCases.map {
+                        ($0.rawValue, .stringConvertible(path.transport.contains($0)))
+                    })
+            ),
+            "isDataMetered": .stringConvertible(path.isDataMetered),
+            "targets": .array(targets),
+            "connectivity": .dictionary(connectivity),
         ]
-        if !status.targets.isEmpty {
-            // Each target that is not reachable, with why: `db=no-route,api=unknown`.
-            let down = status.targets.filter { $0.state != .reachable }
-            metadata["targetsReachable"] = "\(status.targets.count - down.count)/\(status.targets.count)"
-            if !down.isEmpty {
-                metadata["targetsDown"] =
-                    "\(down.map { "\($0.name)=\($0.reason?.rawValue ?? $0.state.rawValue)" }.joined(separator: ","))"
-            }
-        }
-        if status.connectivity.state != .disabled {
-            metadata["connectivity"] = "\(status.connectivity.state.rawValue)"
-        }
         logger.info("status changed", metadata: metadata)
     }
 

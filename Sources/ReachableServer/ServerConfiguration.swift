@@ -30,5 +30,9 @@ public struct ServerConfiguration: Sendable {
     /// Which other origins' pages may read `/status` and `/events` (`--allow-origin`).
     public var allowOrigin: CrossOriginPolicy = .none
 
+    /// Names besides the built-in ones under which reachd answers (`--allowed-hosts`); `.any`
+    /// turns the DNS rebinding check off.
+    public var allowedHosts: HostPolicy = .builtIn
+
     public init() {}
 }

@@ -4,6 +4,7 @@ import Reachable
 /// A minimal HTTP/1.1 client for the client commands: one GET to a local reachd over a plain
 /// socket, with a timeout. No libcurl, so images without curl can still run `reachd check`.
 package struct LocalHTTPClient {
+    /// An IP literal, or `localhost` (tried as 127.0.0.1, then ::1).
     package let host: String
     package let port: Int
     /// Sent as `User-Agent`: `reachd/VERSION`.
@@ -19,6 +20,10 @@ package struct LocalHTTPClient {
 
     package struct Failure: Error, CustomStringConvertible {
         package var description: String
+
+        package init(description: String) {
+            self.description = description
+        }
     }
 
     package struct Head {
@@ -27,12 +32,24 @@ package struct LocalHTTPClient {
         package var headers: [String: String]
     }
 
-    /// Opens a connection and sends `GET path`; the caller reads the answer.
-    package func open(_ path: String) throws -> Connection {
-        let connection = try Connection(host: host, port: port, timeout: timeout)
-        let request =
-            "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nUser-Agent: \(userAgent)\r\nAccept: */*\r\nConnection: close\r\n\r\n"
-        try connection.write(Array(request.utf8))
+    /// The addresses `host` stands for, in the order they are tried: `localhost` is loopback
+    /// of both families, as /etc/hosts has it, without asking a resolver.
+    package var addresses: [String] {
+        host.lowercased() == "localhost" ? ["127.0.0.1", "::1"] : [host]
+    }
+
+    /// `Host:` as RFC 9110 writes it: an IPv6 literal in brackets.
+    package var hostHeader: String {
+        host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+    }
+
+    /// Opens a connection and sends `GET path` with `headers`; the caller reads the answer.
+    package func open(_ path: String, headers: [(name: String, value: String)] = []) throws -> Connection {
+        let connection = try connect()
+        var request =
+            "GET \(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: \(userAgent)\r\nAccept: */*\r\nConnection: close\r\n"
+        for header in headers { request += "\(header.name): \(header.value)\r\n" }
+        try connection.write(Array((request + "\r\n").utf8))
         return connection
     }
 
@@ -43,53 +60,83 @@ package struct LocalHTTPClient {
         return (head, try connection.reader.readBody(after: head))
     }
 
+    /// A connection to the first of `addresses` that accepts one.
+    private func connect() throws -> Connection {
+        var reasons: [String] = []
+        for address in addresses {
+            do {
+                return try Connection(address: address, port: port, timeout: timeout)
+            } catch {
+                reasons.append(error.description)
+            }
+        }
+        throw Failure(description: "cannot connect to \(hostHeader): \(reasons.joined(separator: "; "))")
+    }
+
     /// One TCP connection; its answer is read through `reader`.
     package final class Connection {
-        private let descriptor: Int32
+        private let socket: OwnedDescriptor
         /// Reads the answer from this connection's socket (while the connection lives).
         package let reader: ResponseReader
 
-        init(host: String, port: Int, timeout: Double) throws {
+        init(address: String, port: Int, timeout: Double) throws(Failure) {
             var hints = addrinfo()
             hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-            hints.ai_flags = AI_NUMERICHOST
+            hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
             var result: UnsafeMutablePointer<addrinfo>?
-            guard getaddrinfo(host, String(port), &hints, &result) == 0, let info = result else {
-                throw Failure(description: "\(host) is not an IP address")
+            // getaddrinfo reports through its return value, not errno: no systemCall here.
+            guard getaddrinfo(address, String(port), &hints, &result) == 0, let info = result else {
+                throw Failure(description: "\(address) is not an IP address")
             }
             defer { freeaddrinfo(result) }
-            let descriptor = socket(info.pointee.ai_family, info.pointee.ai_socktype, 0)
-            guard descriptor >= 0 else { throw Failure(description: "socket failed") }
-            var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1_000_000))
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-            setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-            guard connect(descriptor, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
-                let reason = String(cString: strerror(errno))
-                close(descriptor)
-                throw Failure(description: "cannot connect to \(host):\(port): \(reason)")
+            do {
+                let socket = OwnedDescriptor(
+                    taking: try systemCall("socket") {
+                        Glibc.socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
+                    })
+                try Self.setTimeout(SO_RCVTIMEO, seconds: timeout, on: socket.rawValue)
+                try Self.setTimeout(SO_SNDTIMEO, seconds: timeout, on: socket.rawValue)
+                try systemCall("connect \(address)") {
+                    Glibc.connect(socket.rawValue, info.pointee.ai_addr, info.pointee.ai_addrlen)
+                }
+                let descriptor = socket.rawValue
+                self.socket = socket
+                reader = ResponseReader { try Self.receive(from: descriptor) }
+            } catch {
+                throw Failure(description: error.code == EINPROGRESS ? "connect \(address): timed out" : "\(error)")
             }
-            self.descriptor = descriptor
-            reader = ResponseReader { try Self.receive(from: descriptor) }
-        }
-
-        deinit {
-            close(descriptor)
         }
 
         /// Reads without a deadline (for `watch`): heartbeats arrive well within any sane timeout.
-        package func disableReadTimeout() {
-            var none = timeval()
-            setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+        package func disableReadTimeout() throws {
+            do {
+                try Self.setTimeout(SO_RCVTIMEO, seconds: 0, on: socket.rawValue)
+            } catch {
+                throw Failure(description: "\(error)")
+            }
         }
 
         func write(_ bytes: [UInt8]) throws {
             var offset = 0
             while offset < bytes.count {
-                let sent = bytes[offset...].withUnsafeBytes {
-                    send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                do {
+                    offset += try bytes[offset...].withUnsafeBytes { chunk throws(SystemError) in
+                        try systemCall("send") {
+                            send(socket.rawValue, chunk.baseAddress, chunk.count, Int32(MSG_NOSIGNAL))
+                        }
+                    }
+                } catch {
+                    throw Failure(description: "write failed: \(error)")
                 }
-                guard sent > 0 else { throw Failure(description: "write failed: \(String(cString: strerror(errno)))") }
-                offset += sent
+            }
+        }
+
+        /// `SO_RCVTIMEO` or `SO_SNDTIMEO`; 0 waits for ever.
+        private static func setTimeout(_ option: Int32, seconds: Double, on descriptor: Int32) throws(SystemError) {
+            let whole = Int(seconds)
+            var time = timeval(tv_sec: whole, tv_usec: Int((seconds - Double(whole)) * 1_000_000))
+            try systemCall("setsockopt") {
+                setsockopt(descriptor, SOL_SOCKET, option, &time, socklen_t(MemoryLayout<timeval>.size))
             }
         }
 

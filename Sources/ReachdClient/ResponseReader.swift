@@ -1,3 +1,5 @@
+import Reachable
+
 /// An HTTP/1.1 response read from a stream of bytes: the status line and headers, then the body
 /// by its length, in chunks, or to the end. Apart from the socket, so that what a running reachd
 /// (or anything listening on its port) answers can be fed to it from anywhere — a fuzzer too.

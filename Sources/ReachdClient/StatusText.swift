@@ -74,7 +74,7 @@ package enum StatusText {
     }
 
     /// `text` with C0 and C1 control characters and DEL written as `\xHH`.
-    private static func visible(_ text: String) -> String {
+    package static func visible(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: isControl) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {

@@ -37,39 +37,14 @@ struct StatusCommand: ParsableCommand {
     }
 }
 
-/// `reachd watch`: follows `/events` and prints one line per change until the stream ends.
-struct WatchCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "watch", abstract: "Follow a running reachd and print one line per status change."
-    )
-
-    @OptionGroup var address: ServerAddress
-
-    func run() throws {
-        let client = LocalHTTPClient(
-            host: try address.clientHost(), port: try address.resolvedPort(), userAgent: Reachd.userAgent)
-        let connection = try client.open("/events")
-        let head = try connection.reader.readHead()
-        guard head.status == 200 else { throw ValidationError("reachd answered \(head.status)") }
-        connection.disableReadTimeout()
-        var reader = EventStreamReader()
-        while let chunk = try connection.reader.readChunk() {
-            for data in reader.feed(chunk) {
-                guard let status = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(data.utf8)) else {
-                    continue
-                }
-                // A line per change, at once, even into a pipe.
-                Output.write(StatusText.summary(status) + "\n")
-            }
-        }
-    }
-}
-
-/// `reachd check`: exit 0 when the local instance answers ready (or live), 1 otherwise. For a
-/// Docker HEALTHCHECK in an image without curl.
+/// `reachd check`: exit 0 when the local instance answers ready (or live), 1 when it does not
+/// or cannot be asked, 64 for a usage mistake — so a typo in a probe does not read as an
+/// outage. For a Docker HEALTHCHECK in an image without curl.
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "check", abstract: "Exit 0 if a running reachd is ready (or live with --live), 1 otherwise."
+        commandName: "check",
+        abstract: "Exit 0 if a running reachd is ready (or live with --live), 1 otherwise (64: a usage error).",
+        discussion: "When the check fails, each failing check is printed with the state it observed."
     )
 
     @OptionGroup var address: ServerAddress
@@ -80,21 +55,30 @@ struct CheckCommand: ParsableCommand {
     @Flag(help: "Check /livez instead of /readyz.")
     var live = false
 
-    @Option(help: "Seconds to wait for an answer.")
+    @Option(help: "Seconds to wait for an answer (more than 0, at most 600).")
     var timeout: Double = 3
+
+    func validate() throws {
+        guard timeout > 0, timeout <= 600 else {
+            throw ValidationError("--timeout must be more than 0 and at most 600")
+        }
+        guard !(ready && live) else { throw ValidationError("--ready and --live exclude each other") }
+    }
 
     func run() throws {
         let path = live ? "/livez" : "/readyz"
+        // Usage errors (a malformed REACHD_HOST or REACHD_PORT) throw here: exit 64.
+        var client = LocalHTTPClient(
+            host: try address.clientHost(), port: try address.resolvedPort(), userAgent: Reachd.userAgent)
+        client.timeout = timeout
         do {
-            var client = LocalHTTPClient(
-                host: try address.clientHost(), port: try address.resolvedPort(), userAgent: Reachd.userAgent)
-            client.timeout = timeout
-            let (head, _) = try client.get(path)
+            let (head, body) = try client.get(path)
+            let verdict = HealthText.status(body).map { " \($0)" } ?? ""
+            print("\(path): \(head.status)\(verdict)")
             guard head.status == 200 else {
-                print("\(path): \(head.status)")
+                for line in HealthText.failingChecks(body) { print(line) }
                 throw ExitCode(1)
             }
-            print("\(path): \(head.status)")
         } catch let error as LocalHTTPClient.Failure {
             print("\(path): \(error)")
             throw ExitCode(1)

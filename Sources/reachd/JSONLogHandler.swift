@@ -1,8 +1,8 @@
-import FoundationEssentials
 import Glibc
 import Logging
 
-/// One JSON object per line on stderr, for log collectors (`--log-format json`).
+/// One JSON object per line on stderr, for log collectors (`--log-format json`): `time`,
+/// `level`, `label`, `message`, then the metadata by name, each value typed (`LogFields`).
 struct JSONLogHandler: LogHandler {
     let label: String
     var logLevel: Logger.Level = .info
@@ -18,18 +18,16 @@ struct JSONLogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        var fields: [String: String] = [
-            "time": Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
-            "level": event.level.rawValue,
-            "label": label,
-            "message": "\(event.message)",
+        let fixed: [(String, Logger.MetadataValue)] = [
+            ("time", .string(LogFields.timestamp())), ("level", .string(event.level.rawValue)),
+            ("label", .string(label)), ("message", .string("\(event.message)")),
         ]
-        for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) {
-            fields[key] = "\(value)"
-        }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let line = try? encoder.encode(fields) else { return }
-        Output.write(String(decoding: line, as: UTF8.self) + "\n", to: STDERR_FILENO)
+        // A metadata key named like a fixed field would make a second key: it is left out.
+        let names = Set(fixed.map(\.0))
+        let extra = metadata.merging(event.metadata ?? [:]) { $1 }
+            .filter { !names.contains($0.key) }
+            .sorted { $0.key < $1.key }
+            .map { ($0.key, $0.value) }
+        Output.write(LogFields.object(fixed + extra) + "\n", to: STDERR_FILENO)
     }
 }

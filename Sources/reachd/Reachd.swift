@@ -11,10 +11,17 @@ struct Reachd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "reachd",
         abstract: "Watches this host's (or container's) network and serves its reachability over HTTP.",
+        // Serving needs no subcommand: say so, rather than ArgumentParser's `<subcommand>`.
+        usage: """
+            reachd [<options>]
+              reachd <subcommand> [<options>]
+            """,
         discussion: """
-            Endpoints: GET /status (JSON), GET /events (Server-Sent Events), GET /healthz, /livez, /readyz.
+            Plain `reachd` serves. Endpoints: GET /status (JSON), GET /events (Server-Sent Events), \
+            GET /healthz, /livez, /readyz (health), GET /metrics (Prometheus), GET / (the page).
             Every option can also be set with its environment variable; a flag wins over it.
-            SIGTERM or SIGINT shuts down gracefully within --shutdown-timeout.
+            SIGTERM or SIGINT shuts down gracefully within --shutdown-timeout. Exit status: 0 after \
+            a graceful shutdown, 1 when serving fails, 64 for a usage error (a malformed option).
             """,
         version: version,
         subcommands: [Serve.self, StatusCommand.self, WatchCommand.self, CheckCommand.self]

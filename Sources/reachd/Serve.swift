@@ -1,11 +1,9 @@
 import ArgumentParser
-import FoundationEssentials
 import Logging
 import Probes
 import Reachable
 import ReachableServer
-import ServiceLifecycle
-import UnixSignals
+import ReachdApp
 
 /// `reachd serve` — also what plain `reachd` does: run the monitor and the HTTP server until
 /// SIGTERM or SIGINT.
@@ -22,65 +20,46 @@ struct Serve: AsyncParsableCommand {
 }
 
 extension ServeOptions {
-    /// Runs the monitor and the HTTP server until SIGTERM or SIGINT.
+    /// Runs the monitor, the probes and the HTTP server until SIGTERM or SIGINT.
     func serve() async throws {
         let logger = try makeLogger()
-        // The probes' settings first: `--ready-when` is checked against their targets.
-        let probes = try probeConfiguration()
-        let server = try serverConfiguration(probes: probes)
-        var monitorConfiguration = try monitorConfiguration()
-        let started = Date()
-        monitorConfiguration.initialTargets = probes.initialTargets(since: started)
-        monitorConfiguration.initialConnectivity = probes.initialConnectivity(since: started)
+        let configuration = try appConfiguration()
+        guard let server = configuration.server else { return }
         ProcessLimits.prepare(forConnections: server.maxConnections, logger: logger)
 
-        let monitor: NetworkMonitor
+        let application: Application
         do {
-            monitor = try NetworkMonitor(configuration: monitorConfiguration)
+            application = try buildApplication(
+                configuration, logger: logger, metrics: ServerMetrics(version: Reachd.version))
         } catch {
-            logger.critical("cannot observe the network: \(error)")
+            logger.critical("\(error)")
             throw ExitCode(1)
         }
-        let metrics = ServerMetrics(version: Reachd.version)
-        let service: ReachabilityServer
-        do {
-            service = try ReachabilityServer(monitor: monitor, configuration: server, logger: logger, metrics: metrics)
-        } catch {
-            monitor.close()
-            logger.critical("cannot serve on --host \(server.host) --port \(server.port): \(error)")
-            throw ExitCode(1)
-        }
-        // Outbound probes only when targets or a connectivity URL are configured.
-        let prober: ProbeService?
-        do {
-            prober = try ProbeService.start(probes, monitor: monitor) { target, duration in
-                metrics.recordProbe(target: target, duration: duration)
-            }
-        } catch {
-            monitor.close()
-            logger.critical("cannot start the probes: \(error)")
-            throw ExitCode(1)
-        }
-        defer { prober?.stop() }
+        let probes = configuration.probes
         logger.info(
             "reachd listening",
             metadata: [
-                "address": "\(server.host):\(service.port)", "version": "\(Reachd.version)",
-                "libmicrohttpd": "\(EngineVersion.libmicrohttpd)",
-                "state": "\(monitor.current.state.rawValue)", "readyWhen": "\(server.readiness.commaSeparated)",
-                "targets": "\(probes.targets.count)",
-                "connectivity": "\(probes.connectivity?.url.text ?? "disabled")",
+                "address": "\(server.host):\(application.server?.port ?? server.port)",
+                "version": "\(Reachd.version)", "libmicrohttpd": "\(EngineVersion.libmicrohttpd)",
+                "state": "\(application.monitor.current.state.rawValue)",
+                "readyWhen": "\(server.readiness.commaSeparated)",
+                "targets": .stringConvertible(probes.targets.count),
+                "connectivity": probes.connectivity.map { .string($0.url.text) } ?? LogFields.null,
+                "dnsCheck": probes.dnsCheck.map { .string($0) } ?? LogFields.null,
             ]
         )
-        var groupConfiguration = ServiceGroupConfiguration(
-            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        )
-        // The server cuts its own stragglers before this; the margin is for the group itself.
-        groupConfiguration.maximumGracefulShutdownDuration = .seconds(server.shutdownTimeout + 1)
-        let group = ServiceGroup(configuration: groupConfiguration)
-        try await group.run()
+        try await application.run(logger: logger, shutdownTimeout: server.shutdownTimeout)
+    }
+
+    /// The whole configuration from the flags, the environment and the defaults, validated: a
+    /// usage error is refused here, before anything runs.
+    func appConfiguration() throws -> AppConfiguration {
+        var configuration = AppConfiguration()
+        // The probes' settings first: `--ready-when` is checked against their targets.
+        configuration.probes = try probeConfiguration()
+        configuration.server = try serverConfiguration(probes: configuration.probes)
+        configuration.monitor = try monitorConfiguration()
+        return configuration
     }
 
     private func makeLogger() throws -> Logger {
@@ -90,7 +69,7 @@ extension ServeOptions {
             var handler: any LogHandler =
                 switch format {
                 case .json: JSONLogHandler(label: label)
-                case .text: StreamLogHandler.standardError(label: label)
+                case .text: TextLogHandler(label: label)
                 }
             handler.logLevel = level
             return handler

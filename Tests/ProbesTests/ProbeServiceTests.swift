@@ -50,7 +50,8 @@ struct ProbeServiceTests {
     ) throws -> (NetworkMonitor, ProbeService) {
         let probes = try configuration(specs, interval: interval, timeout: timeout, failures: failures)
         let monitor = try monitor(listing: probes)
-        let service = try #require(try ProbeService.start(probes, monitor: monitor))
+        let service = try #require(try ProbeService.make(probes, monitor: monitor))
+        service.start()
         return (monitor, service)
     }
 
@@ -87,6 +88,18 @@ struct ProbeServiceTests {
         throw CancellationError()
     }
 
+    /// Waits (bounded) until `condition` holds: a counter the code keeps, never a guessed sleep.
+    static func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("timed out waiting for \(what)")
+                throw CancellationError()
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     @Test func everyKindOfTargetEndsInItsStateAndReason() async throws {
         let ok = try TestHTTPServer(.respond("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"))
         let failing = try TestHTTPServer(.respond("HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n"))
@@ -102,7 +115,8 @@ struct ProbeServiceTests {
         // Read before the service starts: from then on the engine's thread may decide `self` (a
         // route check, no transfer) before this test reads the document.
         #expect(monitor.current.targets.map(\.state) == Array(repeating: .unknown, count: 6), "listed from the start")
-        let service = try #require(try ProbeService.start(probes, monitor: monitor))
+        let service = try #require(try ProbeService.make(probes, monitor: monitor))
+        service.start()
         defer { service.stop() }
         let status = try await Self.waitFor(monitor, "every target decided") { $0.allSatisfy { $0.state != .unknown } }
         let byName = Dictionary(uniqueKeysWithValues: status.targets.map { ($0.name, $0) })
@@ -127,9 +141,8 @@ struct ProbeServiceTests {
         }
         let settled = try await Self.waitFor(monitor, "reachable") { $0.first?.state == .reachable }
         let probesBefore = service.statistics.probes
-        try await Task.sleep(for: .milliseconds(800))
-        #expect(service.statistics.probes >= probesBefore + 4, "it kept probing")
-        #expect(monitor.current.sequence == settled.sequence, "and published nothing")
+        try await Self.waitUntil("four more probes") { service.statistics.probes >= probesBefore + 4 }
+        #expect(monitor.current.sequence == settled.sequence, "it kept probing and published nothing")
     }
 
     @Test func aFailingServerTurnsUnreachableOnlyAfterTheThresholdAndComesBack() async throws {
@@ -151,7 +164,9 @@ struct ProbeServiceTests {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(answer.failuresLeft == 0, "both failing answers were probed")
-        try await Task.sleep(for: .milliseconds(600))
+        // Two more probes taken: the one after the failures (a success) has been recorded.
+        let taken = service.statistics.probes
+        try await Self.waitUntil("two more probes") { service.statistics.probes >= taken + 2 }
         #expect(monitor.current.sequence == up.sequence, "lost probes below the threshold do not flap the target")
 
         answer.set(status: 500)
@@ -167,6 +182,6 @@ struct ProbeServiceTests {
     @Test func nothingConfiguredStartsNothing() throws {
         let monitor = try NetworkMonitor()
         defer { monitor.close() }
-        #expect(try ProbeService.start(ProbeConfiguration(), monitor: monitor) == nil)
+        #expect(try ProbeService.make(ProbeConfiguration(), monitor: monitor) == nil)
     }
 }

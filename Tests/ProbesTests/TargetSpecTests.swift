@@ -1,4 +1,5 @@
 import Probes
+import Reachable
 import Testing
 
 /// DESIGN's target URL table and every way a `--target` can be refused.

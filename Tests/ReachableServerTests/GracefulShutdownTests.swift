@@ -7,8 +7,10 @@ import Testing
 
 @testable import ReachableServer
 
-/// The shutdown path of the server itself, driven by ServiceLifecycle's test trigger: the same
-/// graph `reachd` starts, on port 0, with a real client over a real socket.
+/// The shutdown path of the server itself, driven by ServiceLifecycle's test trigger: the server
+/// alone with its monitor, on port 0, with a real client over a real socket. The whole graph
+/// `reachd` runs (monitor, probes, server from `buildApplication`) is shut down in
+/// `ReachdAppTests/ApplicationTests`.
 @Suite(.serialized, .timeLimit(.minutes(1)))
 struct GracefulShutdownTests {
     @Test func shutdownEndsStreamsCleanlyAndRefusesNewConnections() async throws {

@@ -90,7 +90,7 @@ import Testing
         ])
         #expect(fixture.table.addresses(of: 2).map(\.description) == ["fd00::2/64"])
         #expect(fixture.table.defaultRoutes.isEmpty)
-        #expect(fixture.table.usableAddress(IPAddressText.parse("198.18.0.2")!) == nil)
+        #expect(fixture.table.usableAddress(IPAddress("198.18.0.2")!) == nil)
     }
 
     @Test func sameDefaultRouteAnnouncedAgainReplacesTheOldOne() {
@@ -158,7 +158,7 @@ import Testing
 
     @Test func usableAddressFindsItOnAnyInterface() {
         let fixture = TableFixture(Self.twoLinks)
-        #expect(fixture.table.usableAddress(IPAddressText.parse("198.18.1.2")!)?.interfaceIndex == 3)
-        #expect(fixture.table.usableAddress(IPAddressText.parse("198.18.9.9")!) == nil)
+        #expect(fixture.table.usableAddress(IPAddress("198.18.1.2")!)?.interfaceIndex == 3)
+        #expect(fixture.table.usableAddress(IPAddress("198.18.9.9")!) == nil)
     }
 }

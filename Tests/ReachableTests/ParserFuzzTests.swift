@@ -83,7 +83,8 @@ import Testing
             for envelope in envelopes {
                 if case .address(let address) = envelope.message {
                     check(
-                        address.bytes.count == (Int32(address.family) == AF_INET ? 4 : 16), "\(iteration): address size"
+                        address.address.bytes.count == (Int32(address.family) == AF_INET ? 4 : 16),
+                        "\(iteration): address size"
                     )
                 }
                 table.apply(envelope.message)
@@ -112,7 +113,7 @@ import Testing
             case 1: return .notAsked
             default:
                 let link = table.links.keys.randomElement(using: &random) ?? Int32.random(in: 0...8, using: &random)
-                let source = table.addresses.randomElement(using: &random)?.bytes
+                let source = table.addresses.randomElement(using: &random)?.address
                 return .route(
                     type: UInt8.random(in: 0...3, using: &random), outputInterface: link, preferredSource: source)
             }

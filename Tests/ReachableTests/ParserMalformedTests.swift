@@ -319,7 +319,7 @@ enum WrongSize: String, CaseIterable, Sendable {
             }
         case .ipv4PreferredSourceOfSixteenBytes:
             return MessageBuilder.route(outputInterface: 2) { header in
-                MessageBuilder.put(header, type: UInt16(RTA_PREFSRC.rawValue), IPAddressText.parse("2001:db8::1")!)
+                MessageBuilder.put(header, type: UInt16(RTA_PREFSRC.rawValue), IPAddress("2001:db8::1")!.bytes)
             }
         case .ipv6PreferredSourceOfFourBytes:
             return MessageBuilder.route(family: AF_INET6, outputInterface: 2) { header in

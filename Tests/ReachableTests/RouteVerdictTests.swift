@@ -4,28 +4,28 @@ import Testing
 
 @testable import Reachable
 
-/// How the kernel's answer for one target address is judged (`RouteChecker.verdict`): like the
-/// status itself, and a `local` route (an address of this host) counts.
+/// How the kernel's answer for one address is judged (`RouteVerdict(judging:by:)`, the one rule of
+/// the path and the probes): a `local` route (an address of this host) counts too.
 @Suite struct RouteVerdictTests {
     static let snapshot: RoutingSnapshot = {
         var snapshot = RoutingSnapshot()
         snapshot.interfaceNames = [1: "lo", 2: "eth0", 3: "wlan0"]
         snapshot.usableInterfaces = [2]
-        snapshot.usableAddresses = [[198, 18, 0, 2]]
+        snapshot.usableAddresses = [IPAddress("198.18.0.2")!]
         return snapshot
     }()
 
     static func verdict(_ answer: RouteLookup) -> RouteVerdict {
-        RouteChecker.verdict(for: answer, snapshot: snapshot)
+        RouteVerdict(judging: answer, by: snapshot)
     }
 
     @Test func unicastOutOfAUsableInterfaceWithAUsableSourceIsRoutable() {
         #expect(
-            Self.verdict(.route(type: UInt8(RTN_UNICAST), outputInterface: 2, preferredSource: [198, 18, 0, 2]))
+            Self.verdict(.route(type: UInt8(RTN_UNICAST), outputInterface: 2, preferredSource: IPAddress("198.18.0.2")))
                 == .routable(interface: "eth0"))
         #expect(
-            Self.verdict(.route(type: UInt8(RTN_UNICAST), outputInterface: 2, preferredSource: nil))
-                == .routable(interface: "eth0"), "no preferred source named: the interface decides")
+            Self.verdict(.route(type: UInt8(RTN_UNICAST), outputInterface: 2, preferredSource: nil)) == .noRoute,
+            "no preferred source: the kernel would send from 0.0.0.0 (NamespaceRouteVerdictTests)")
     }
 
     @Test func aLocalRouteIsRoutableThroughLoopback() {
@@ -37,7 +37,7 @@ import Testing
     @Test func anUnusableInterfaceOrSourceIsNoRoute() {
         #expect(Self.verdict(.route(type: UInt8(RTN_UNICAST), outputInterface: 3, preferredSource: nil)) == .noRoute)
         #expect(
-            Self.verdict(.route(type: UInt8(RTN_UNICAST), outputInterface: 2, preferredSource: [198, 18, 0, 9]))
+            Self.verdict(.route(type: UInt8(RTN_UNICAST), outputInterface: 2, preferredSource: IPAddress("198.18.0.9")))
                 == .noRoute)
         #expect(Self.verdict(.route(type: UInt8(RTN_UNICAST), outputInterface: 9, preferredSource: nil)) == .noRoute)
     }

@@ -45,3 +45,28 @@ struct EventStreamReaderTests {
         #expect(reader.feed(Array("\n\r\n".utf8)) == ["one"])
     }
 }
+
+/// What `reachd watch` sends back when it reconnects: the last event's id and the server's delay.
+struct EventStreamReconnectionTests {
+    @Test func theLastIDAndRetryAreKept() {
+        var reader = EventStreamReader()
+        #expect(reader.lastEventID == nil && reader.retry == nil)
+        _ = reader.feed(Array(EventStreamReaderTests.stream.utf8))
+        #expect(reader.lastEventID == "2")
+        #expect(reader.retry == 2000)
+    }
+
+    @Test func anIDCountsOnlyOnceItsEventIsDispatched() {
+        var reader = EventStreamReader()
+        _ = reader.feed(Array("id: 1\ndata: a\n\nid: 2\ndata: b\n".utf8))
+        #expect(reader.lastEventID == "1")
+        _ = reader.feed(Array("\n".utf8))
+        #expect(reader.lastEventID == "2")
+    }
+
+    @Test func aRetryThatIsNotDigitsIsIgnored() {
+        var reader = EventStreamReader()
+        _ = reader.feed(Array("retry: 500\n\nretry: soon\n\nretry: -1\n\nretry: 99999999999999999999999\n\n".utf8))
+        #expect(reader.retry == 500)
+    }
+}

@@ -38,6 +38,8 @@ DEFAULT_TIMEOUT = 5.0
 def pytest_configure(config):
     config.addinivalue_line("markers", "netns: needs root to create Linux network namespaces")
     config.addinivalue_line("markers", "slow: takes more than a few seconds")
+    config.addinivalue_line("markers", "partial_failures: the contract of issue 18 (per family, DNS, one change "
+                                       "→ one document); run as a group with -m partial_failures")
 
 
 _NETNS_SUPPORT: tuple[bool, str] | None = None

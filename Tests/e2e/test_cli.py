@@ -58,9 +58,82 @@ def test_check_ready_passes_and_fails_with_readiness():
     with Reachd(*UNREACHABLE) as unready:
         result = run("check", "--ready", "--port", str(unready.port))
         assert result.returncode == 1, result.stdout
-        assert "503" in result.stdout
+        assert result.stdout.splitlines()[0] == "/readyz: 503 fail", result.stdout
         # Liveness does not depend on the network.
         assert run("check", "--live", "--port", str(unready.port)).returncode == 0
+
+
+def test_check_prints_each_failing_check_with_what_it_observed():
+    with Reachd(*UNREACHABLE, "--ready-when", "always,reachable,target:db", "--target", "db=tcp://127.0.0.1:9") as server:
+        _, document = readyz(server)
+        result = run("check", "--port", str(server.port))
+        assert result.returncode == 1, result
+        lines = result.stdout.splitlines()
+        assert lines[0] == "/readyz: 503 fail", lines
+        expected = []
+        for name, (check,) in sorted(document["checks"].items()):
+            if check["status"] != "pass":
+                expected.append(f"  {name} {check['observedValue']}: {check['output']}")
+        # The route-based check and the target fail; `always` passes and is not printed. (The
+        # target's observed value may change between the two reads: compare names and shape.)
+        assert [line.split(" ")[2] for line in lines[1:]] == ["network:reachability", "target:db"], lines
+        assert lines[1] == expected[0], (lines, expected)
+        assert lines[2].startswith("  target:db ") and "target db is" in lines[2], lines
+
+
+def test_check_exits_64_for_a_usage_mistake_and_1_for_no_answer():
+    for args, env, reason in [
+        (("--host", "example.org"), {}, "--host"),
+        (("--port", "70000"), {}, "--port"),
+        (("--port", "http"), {}, "--port"),
+        (("--timeout", "0"), {}, "--timeout"),
+        (("--timeout", "ten"), {}, "--timeout"),
+        (("--ready", "--live"), {}, "--live"),
+        ((), {"REACHD_PORT": "eighty"}, "REACHD_PORT"),
+        ((), {"REACHD_HOST": "reachd.local"}, "REACHD_HOST"),
+    ]:
+        result = run("check", *args, env=env)
+        assert result.returncode == 64, (args, env, result)
+        assert reason in result.stderr, (args, env, result.stderr)
+    # Nothing listens there: not a usage error, an outage.
+    result = run("check", "--host", "localhost", "--port", str(free_port()), "--timeout", "1")
+    assert result.returncode == 1 and "cannot connect" in result.stdout, result
+
+
+def test_localhost_serves_on_loopback_and_the_clients_find_it():
+    port = free_port()
+    server = subprocess.Popen([reachd_binary(), "--host", "localhost", "--port", str(port), "--ready-when", "always"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 15
+        while run("check", "--host", "localhost", "--port", str(port)).returncode != 0:
+            assert server.poll() is None, server.stderr.read()
+            assert time.monotonic() < deadline, "reachd --host localhost never answered"
+            time.sleep(0.1)
+        assert run("check", "--host", "127.0.0.1", "--port", str(port)).stdout == "/readyz: 200 pass\n"
+        result = run("status", "--json", "--host", "LocalHost", "--port", str(port))
+        assert result.returncode == 0 and "sequence" in json.loads(result.stdout), result
+        # IPv4 loopback only: one listening socket.
+        assert run("check", "--host", "::1", "--port", str(port), "--timeout", "1").returncode == 1
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
+
+
+def test_the_clients_fall_back_to_ipv6_loopback_for_localhost():
+    port = free_port()
+    server = subprocess.Popen([reachd_binary(), "--host", "::1", "--port", str(port), "--ready-when", "always"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 15
+        while (result := run("check", "--host", "localhost", "--port", str(port))).returncode != 0:
+            assert server.poll() is None
+            assert time.monotonic() < deadline, result
+            time.sleep(0.1)
+        assert result.stdout == "/readyz: 200 pass\n", result
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
 
 
 def test_check_fails_when_nothing_listens():
@@ -69,12 +142,12 @@ def test_check_fails_when_nothing_listens():
     assert "cannot connect" in result.stdout
 
 
-def test_watch_prints_the_current_status_and_ends_with_the_stream():
+def test_watch_once_prints_the_current_status_and_ends_with_the_stream():
     server = Reachd("--heartbeat", "0.2")
     try:
         server.wait_ready()
         watch = subprocess.Popen(
-            [reachd_binary(), "watch", "--port", str(server.port)], stdout=subprocess.PIPE, text=True
+            [reachd_binary(), "watch", "--once", "--port", str(server.port)], stdout=subprocess.PIPE, text=True
         )
         try:
             line = watch.stdout.readline()
@@ -90,19 +163,86 @@ def test_watch_prints_the_current_status_and_ends_with_the_stream():
         server.terminate(signal.SIGKILL)
 
 
+def test_watch_once_fails_when_nothing_listens():
+    result = run("watch", "--once", "--port", str(free_port()))
+    assert result.returncode == 1 and "cannot connect" in result.stderr, result
+
+
+def read_line(stream, timeout: float) -> str:
+    """The next line of a child's pipe, or AssertionError after `timeout` seconds."""
+    found: list[str] = []
+    reader = threading.Thread(target=lambda: found.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    assert found, f"no line within {timeout} s"
+    return found[0]
+
+
+def test_watch_reconnects_when_the_server_restarts():
+    port = free_port()
+    server = Reachd("--heartbeat", "0.2", port=port)
+    watch = None
+    try:
+        server.wait_ready()
+        watch = subprocess.Popen([reachd_binary(), "watch", "--port", str(port)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first = read_line(watch.stdout, 10)
+        assert re.search(r" #\d+ ", first), first
+        assert server.terminate(signal.SIGTERM) == 0
+        # The stream ended: it says so and waits (the server's retry:, 2 s and up to 3 s jitter).
+        note = read_line(watch.stderr, 10)
+        assert note.startswith("reachd watch: ") and "stream ended" in note, note
+        note = read_line(watch.stderr, 10)
+        assert "reconnecting in" in note and "Last-Event-ID: " in note, note
+        # Nothing listens for a while: failed attempts double the pause.
+        time.sleep(4)
+        assert watch.poll() is None, "watch gave up"
+        server = Reachd("--heartbeat", "0.2", port=port)
+        server.wait_ready()
+        again = read_line(watch.stdout, 40)
+        assert re.search(r" #\d+ ", again), again
+        assert watch.poll() is None
+    finally:
+        if watch:
+            watch.kill()
+            watch.wait()
+        server.terminate(signal.SIGKILL)
+
+
+def test_watch_sends_the_last_event_id_and_backs_off():
+    base = served_document()
+    documents = [dict(base, sequence=1), dict(base, sequence=2)]
+    with FakeReachd(documents) as fake:
+        watch = subprocess.Popen([reachd_binary(), "watch", "--port", str(fake.port)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            # The fake's stream ends after two events, with retry: 100; each time watch comes back.
+            deadline = time.monotonic() + 10
+            while len(fake.requests) < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)
+        finally:
+            watch.kill()
+            _, errors = watch.communicate()
+        assert len(fake.requests) >= 3, (fake.requests, errors)
+        assert "last-event-id" not in fake.requests[0], fake.requests[0]
+        assert fake.requests[1]["last-event-id"] == "2" and fake.requests[2]["last-event-id"] == "2"
+        assert "reconnecting in 0.1 s (Last-Event-ID: 2)" in errors, errors
+
+
 def test_invalid_options_are_refused_with_a_reason():
     for args, env, reason in [
         (("--port", "70000"), {}, "port"),
         (("--ready-when", "sometimes"), {}, "ready-when"),
         (("--log-format", "xml"), {}, "log-format"),
         (("--host", "example.org"), {}, "host"),
+        (("--host", "localhost.localdomain"), {}, "host"),
         (("--ipv4-destination", "nowhere"), {}, "not an IP address"),
         ((), {"REACHD_PORT": "eighty"}, "REACHD_PORT"),
         ((), {"REACHD_HEARTBEAT": "-1"}, "heartbeat"),
     ]:
         # Validation fails before anything binds; a server that started instead times out here.
         result = run(*args, env=env, timeout=10)
-        assert result.returncode != 0, (args, env)
+        assert result.returncode == 64, (args, env, result)
         assert reason in (result.stdout + result.stderr), (args, env, result.stderr)
 
 
@@ -120,6 +260,7 @@ OPTIONS = {
     "heartbeat": ("REACHD_HEARTBEAT", "15"),
     "ready-when": ("REACHD_READY_WHEN", "reachable"),
     "allow-origin": ("REACHD_ALLOW_ORIGIN", "none"),
+    "allowed-hosts": ("REACHD_ALLOWED_HOSTS", "none"),
     "metered-interfaces": ("REACHD_METERED_INTERFACES", None),
     "max-connections": ("REACHD_MAX_CONNECTIONS", "10000"),
     "max-connections-per-ip": ("REACHD_MAX_CONNECTIONS_PER_IP", "0"),
@@ -164,13 +305,31 @@ def test_the_client_commands_list_host_and_port_with_their_variables():
     for command in ["status", "watch", "check"]:
         entries = help_entries(command)
         assert "(env: REACHD_HOST," in entries["host"] and "(env: REACHD_PORT," in entries["port"], command
+        assert "listen on" not in entries["host"] and "status, watch and check ask" in entries["host"], entries
+
+
+def test_help_lists_every_endpoint_and_that_serving_needs_no_subcommand():
+    result = run("--help")
+    text = " ".join(result.stdout.split())
+    for endpoint in ["GET /status", "GET /events", "/healthz", "/livez", "/readyz", "GET /metrics", "GET / "]:
+        assert endpoint in text, (endpoint, text)
+    usage = result.stdout.split("USAGE:", 1)[1].split("OPTIONS:", 1)[0]
+    assert "reachd [<options>]" in usage and "<options> <subcommand>" not in usage, usage
+
+
+def test_a_comma_separated_targets_variable_names_the_separator():
+    stderr = refused(env={"REACHD_TARGETS": "a=host://a.test,b=host://b.test"})
+    assert "REACHD_TARGETS" in stderr and "separates specs with spaces, not commas" in stderr, stderr
+    # Space-separated, the same specs are accepted.
+    with Reachd(env={"REACHD_TARGETS": "a=host://127.0.0.1 b=host://127.0.0.1"}, ):
+        pass
 
 
 def test_a_malformed_variable_is_refused_naming_it_and_a_malformed_flag_naming_the_flag():
-    # Any text is a pattern (or an expected response: refused only without a URL, below); --host
-    # is refused by the server when it cannot bind (below).
+    # Any text is a pattern (or an expected response: refused only without a URL, below; "garbage"
+    # is a host name for --allowed-hosts, whose refusals test_host_header.py checks).
     for flag, (variable, _) in OPTIONS.items():
-        if flag in ("metered-interfaces", "host", "connectivity-response"):
+        if flag in ("metered-interfaces", "connectivity-response", "allowed-hosts"):
             continue
         result = run(env={variable: "garbage"})
         assert result.returncode == 64, (variable, result.stdout, result.stderr)
@@ -178,8 +337,11 @@ def test_a_malformed_variable_is_refused_naming_it_and_a_malformed_flag_naming_t
         result = run(f"--{flag}", "garbage")
         assert result.returncode == 64, (flag, result.stdout, result.stderr)
         assert f"--{flag}" in result.stderr, (flag, result.stderr)
+    # A name is a usage error too; an address this host lacks is refused when binding (exit 1).
     result = run(env={"REACHD_HOST": "garbage"})
-    assert result.returncode == 1 and "host" in result.stderr, result.stderr
+    assert result.returncode == 64 and "REACHD_HOST=garbage" in result.stderr, result.stderr
+    result = run("--host", "192.0.2.1", "--port", str(free_port()))
+    assert result.returncode == 1 and "cannot listen" in result.stderr, result.stderr
 
 
 def listening_line(server: Reachd) -> str:
@@ -414,6 +576,8 @@ class FakeReachd:
 
     def __init__(self, documents: list[dict]):
         self.documents = documents
+        # The headers of each request, by lowercased name.
+        self.requests: list[dict[str, str]] = []
         self.listener = socket.create_server(("127.0.0.1", 0))
         self.port = self.listener.getsockname()[1]
         self.thread = threading.Thread(target=self.serve, daemon=True)
@@ -433,9 +597,12 @@ class FakeReachd:
                         break
                     request += data
                 path = request.split(b" ", 2)[1] if request.count(b" ") >= 2 else b"/"
+                lines = request.decode(errors="replace").split("\r\n")[1:]
+                self.requests.append({k.strip().lower(): v.strip() for k, _, v in (l.partition(":") for l in lines if l)})
                 if path == b"/events":
                     client.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                                    b"Transfer-Encoding: chunked\r\n\r\n")
+                    client.sendall(b"b\r\nretry: 100\n\r\n")
                     for sequence, document in enumerate(self.documents, start=1):
                         frame = f"id: {sequence}\nevent: status\ndata: {json.dumps(document)}\n\n".encode()
                         client.sendall(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
@@ -494,9 +661,74 @@ def test_watch_shows_targets_and_connectivity_one_line_per_change():
         document_with_probes(dict(base, sequence=2), changed, {"state": "portal", "url": full["url"]}),
     ]
     with FakeReachd(documents) as fake:
-        result = run("watch", "--port", str(fake.port))
+        result = run("watch", "--once", "--port", str(fake.port))
         assert result.returncode == 0, result.stderr
         lines = result.stdout.splitlines()
         assert len(lines) == 2, lines
         assert lines[0].endswith(", targets 1/3 reachable (api no-route, cache unknown), connectivity full"), lines
         assert lines[1].endswith(", targets 2/3 reachable (api timeout), connectivity portal"), lines
+
+
+# --------------------------------------------------------------------------- logs
+
+RFC3339_MILLIS_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def log_lines(server: Reachd, message: str, timeout: float = 10) -> list[str]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lines = [line for line in server.output().splitlines() if message in line]
+        if lines:
+            return lines
+        time.sleep(0.05)
+    raise AssertionError(server.output())
+
+
+def test_json_logs_are_typed_with_utc_millisecond_times():
+    with Reachd("--log-format", "json", "--ready-when", "always") as server:
+        (line,) = log_lines(server, "reachd listening")
+        entry = json.loads(line)
+        assert RFC3339_MILLIS_UTC.match(entry["time"]), entry
+        assert entry["level"] == "info" and entry["message"] == "reachd listening", entry
+        assert entry["targets"] == 0 and entry["connectivity"] is None, entry
+        assert entry["readyWhen"] == "always" and isinstance(entry["address"], str), entry
+        # A rejected request's warning: the time is typed the same way.
+        try:
+            urllib.request.urlopen(f"{server.base}/nowhere", timeout=5)
+        except urllib.error.HTTPError:
+            pass
+        warning = json.loads(log_lines(server, "rejected request")[0])
+        assert RFC3339_MILLIS_UTC.match(warning["time"]) and warning["level"] == "warning", warning
+
+
+def test_text_logs_start_with_a_utc_millisecond_time():
+    with Reachd("--ready-when", "always", "--connectivity-url", "http://127.0.0.1:9/generate_204") as server:
+        (line,) = log_lines(server, "reachd listening")
+        time_text, level, label, rest = line.split(" ", 3)
+        assert RFC3339_MILLIS_UTC.match(time_text) and level == "info" and label == "reachd:", line
+        assert "targets=0" in rest and "connectivity=http://127.0.0.1:9/generate_204" in rest, line
+
+
+def test_a_status_change_logs_one_line_named_as_the_document():
+    # A target on loopback that turns reachable: a change of the document, nothing leaves the host.
+    listener = socket.create_server(("127.0.0.1", 0))
+    try:
+        target = f"db=tcp://127.0.0.1:{listener.getsockname()[1]}"
+        with Reachd("--log-format", "json", "--target", target, "--target-interval", "0.2") as server:
+            deadline = time.monotonic() + 10
+            while True:
+                with urllib.request.urlopen(f"{server.base}/status", timeout=5) as response:
+                    document = json.loads(response.read())
+                if document["targets"][0]["state"] == "reachable":
+                    break
+                assert time.monotonic() < deadline, document
+                time.sleep(0.1)
+            entries = [json.loads(line) for line in log_lines(server, "status changed")]
+            entry = next(e for e in entries if e["sequence"] == document["sequence"])
+            assert sum(1 for e in entries if e["sequence"] == document["sequence"]) == 1, entries
+            for field in ["sequence", "changedAt", "state", "ipv4", "ipv6", "transport", "isDataMetered"]:
+                assert entry[field] == document[field], (field, entry, document)
+            assert entry["targets"] == [{"name": "db", "state": "reachable"}], entry
+            assert entry["connectivity"] == {"state": "disabled"}, entry
+    finally:
+        listener.close()

@@ -22,7 +22,7 @@ openapi_spec_validator = pytest.importorskip(
     "openapi_spec_validator", reason="pip install -r Tests/e2e/requirements.txt"
 )
 
-from conftest import SSEClient, http  # noqa: E402
+from conftest import Conn, SSEClient, http  # noqa: E402
 from reachd_process import Reachd  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -166,6 +166,24 @@ def test_problem_bodies_match_schema(spec, server, method, path, status):
     problem = response.json()
     assert_valid(spec, "Problem", problem)
     assert problem["status"] == status
+
+
+def test_a_misdirected_request_is_answered_as_documented_on_every_operation(spec, server):
+    """A `Host` reachd does not answer for (DNS rebinding): `421` on every path and method."""
+    for path, operations in spec["paths"].items():
+        for method in ("get", "head", "options"):
+            if method not in operations:
+                continue
+            assert "421" in operations[method]["responses"], (method, path)
+            with Conn.open(server.port) as conn:
+                conn.request(method.upper(), path, {"Connection": "close"}, host="rebind.example")
+                response = conn.read_response(method.upper())
+            assert response.status == 421, (method, path)
+            assert response.content_type == "application/problem+json"
+            assert response.header("cache-control") == header_const(spec, "CacheControlNoStore")
+            if method != "head":
+                assert_valid(spec, "Problem", response.json())
+                assert response.json()["status"] == 421
 
 
 @pytest.mark.parametrize(

@@ -107,7 +107,9 @@ class NamespaceForward:
 class Browser:
     """chromedriver + headless chromium inside namespace `ns`, driven from here."""
 
-    def __init__(self, ns: str) -> None:
+    def __init__(self, ns: str, map_names: dict[str, str] | None = None) -> None:
+        """`map_names`: names chromium resolves to an address of the namespace (`rebind.example`
+        → `127.0.0.1`); every other name is still "not found"."""
         self.ns = ns
         self.profile = tempfile.mkdtemp(prefix=f"e2e-{os.getpid()}-chromium-")
         self.log_path = Path(self.profile + ".chromedriver.log")
@@ -128,10 +130,11 @@ class Browser:
             # Chromium's own resolver answers every name "not found" at once: nothing is looked up
             # (without this, a name lookup the namespace cannot answer held the first
             # navigation for ~14 s) and nothing but the page's origin could be loaded.
+            mapped = "".join(f"MAP {name} {address}, " for name, address in (map_names or {}).items())
             for argument in (
                 "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 f"--user-data-dir={self.profile}", f"--window-size={DESKTOP[0]},{DESKTOP[1]}",
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--no-proxy-server",
+                f"--host-resolver-rules={mapped}MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", "--no-proxy-server",
                 "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--disable-default-apps", "--disable-extensions",
                 "--disable-features=Translate,MediaRouter",
@@ -237,8 +240,8 @@ def browser(request):
     """`browser(ns_name)`: a Browser in that namespace; closed (log shown on failure) at teardown."""
     browsers: list[Browser] = []
 
-    def make(ns: str) -> Browser:
-        b = Browser(ns)
+    def make(ns: str, **options) -> Browser:
+        b = Browser(ns, **options)
         browsers.append(b)
         return b
 

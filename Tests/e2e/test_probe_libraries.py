@@ -4,6 +4,7 @@ hidden for real: a private mount namespace binds an empty file over c-ares' shar
 
 from __future__ import annotations
 
+import os
 import subprocess
 import time
 import urllib.request
@@ -20,6 +21,25 @@ def hidden_ares_command(*args: str) -> list[str]:
         pytest.skip("c-ares is not installed where Debian puts it")
     script = f'mount --bind /dev/null "{library}" && exec "$@"'
     return ["unshare", "--mount", "sh", "-c", script, "sh", reachd_binary(), *args]
+
+
+def udp_sockets(pid: int) -> list[str]:
+    """The bound UDP sockets (IPv4 and IPv6; one that has sent anything is bound) among `pid`'s descriptors."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:["):-1])
+    found = []
+    for table in ("udp", "udp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            if len(fields) > 9 and fields[9] in inodes:
+                found.append(f"{table} {fields[1]}")
+    return found
 
 
 def test_without_probes_nothing_is_loaded_and_reachd_serves():
@@ -44,6 +64,8 @@ def test_without_probes_nothing_is_loaded_and_reachd_serves():
                 time.sleep(0.05)
         maps = Path(f"/proc/{process.pid}/maps").read_text()
         assert "libcurl" not in maps and "libcares" not in maps, "loaded although nothing is probed"
+        # Nor a UDP socket: without --dns-check (or a target) no DNS query can be sent.
+        assert not udp_sockets(process.pid), "a UDP socket is open although nothing is configured"
     finally:
         process.terminate()
         process.wait(timeout=15)

@@ -170,6 +170,9 @@ class Server:
       `hits[path]` lists the monotonic times of requests for `path`.
     - `stop()` closes the listener (new connections are refused: RST), `start()` opens it again
       on the same port.
+    - `bind="::"` listens on both families (one socket, IPV6_V6ONLY off); then
+      `route(path, behaviour, family="ipv4"|"ipv6")` answers one family differently and
+      `hit_count(path, family=)` counts one family's requests.
     """
 
     def __init__(self, namespace: str, port: int = 0, tls: ssl.SSLContext | None = None,
@@ -180,6 +183,8 @@ class Server:
         self.tls = tls
         self.default = default
         self.routes: dict[str, object] = {}
+        self.family_routes: dict[tuple[str, str], object] = {}  # (family, path) → behaviour
+        self.family_hits: dict[tuple[str, str], int] = defaultdict(int)
         self._once: dict[str, deque] = defaultdict(deque)
         self.hits: dict[str, list[float]] = defaultdict(list)
         self.requests: list[tuple[str, str, dict[str, str]]] = []  # (method, path, headers) in order
@@ -194,8 +199,11 @@ class Server:
 
     def start(self) -> "Server":
         assert self._listener is None, "already listening"
-        listener = netns.socket_in(self.namespace)
+        family = socket.AF_INET6 if ":" in self.bind else socket.AF_INET
+        listener = netns.socket_in(self.namespace, family)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
         listener.bind((self.bind, self.port))
         listener.listen(256)
         listener.settimeout(0.1)
@@ -230,17 +238,21 @@ class Server:
 
     # -- configuration
 
-    def route(self, path: str, behaviour) -> None:
+    def route(self, path: str, behaviour, family: str | None = None) -> None:
         with self._cond:
-            self.routes[path] = behaviour
+            if family is None:
+                self.routes[path] = behaviour
+            else:
+                assert family in ("ipv4", "ipv6"), family
+                self.family_routes[(family, path)] = behaviour
 
     def once(self, path: str, *behaviours) -> None:
         with self._cond:
             self._once[path].extend(behaviours)
 
-    def hit_count(self, path: str) -> int:
+    def hit_count(self, path: str, family: str | None = None) -> int:
         with self._cond:
-            return len(self.hits[path])
+            return len(self.hits[path]) if family is None else self.family_hits[(family, path)]
 
     def wait_hits(self, path: str, count: int, timeout: float) -> list[float]:
         """Wait until `path` was requested `count` times in all; returns the hit times."""
@@ -303,9 +315,14 @@ class Server:
             for line in lines[1:]:
                 key, _, value = line.partition(":")
                 headers[key.strip().lower()] = value.strip()
+            family = _peer_family(raw)
             with self._cond:
-                behaviour = self._once[path].popleft() if self._once[path] else self.routes.get(path, self.default)
+                if self._once[path]:
+                    behaviour = self._once[path].popleft()
+                else:
+                    behaviour = self.family_routes.get((family, path), self.routes.get(path, self.default))
                 self.hits[path].append(time.monotonic())
+                self.family_hits[(family, path)] += 1
                 self.requests.append((parts[0], path, headers))
                 self._cond.notify_all()
             self._act(conn, behaviour, stopping)
@@ -351,6 +368,15 @@ class Server:
             conn.sendall(b"SSH-2.0-OpenSSH_9.2 this is not HTTP\r\n\r\n")
         else:
             raise ValueError(f"unknown behaviour {behaviour!r}")
+
+
+def _peer_family(conn: socket.socket) -> str:
+    """"ipv4" or "ipv6": how the client connected (a v4-mapped peer on a "::" socket is IPv4)."""
+    try:
+        peer = conn.getpeername()[0]
+    except OSError:
+        return "ipv4"
+    return "ipv6" if ":" in peer and not peer.startswith("::ffff:") else "ipv4"
 
 
 class SilentUDP:
@@ -594,16 +620,26 @@ class World:
             f"--host-record=noroute.test,{self.noroute_ip}",
             "--address=/nx.test/",
             "--address=/moved.test/",
+            *self._extra_records(),
         ])
         self.dns2 = self._dnsmasq(self.dns2_ip, [
             f"--host-record=db.test,{self.db2_ip}",
             f"--host-record=moved.test,{self.moved_ip}",
             "--address=/nx.test/",
+            *self._extra_records_dns2(),
         ])
         self._silent.append(SilentUDP(g.name, self.dns_silent_ip))
         for server in self._dns:
             server.wait_ready(c.name, "db.test")
         self.wait_carrier()
+
+    def _extra_records(self) -> list[str]:
+        """More dnsmasq flags for the primary server (a grown world adds its names here)."""
+        return []
+
+    def _extra_records_dns2(self) -> list[str]:
+        """More dnsmasq flags for the second server."""
+        return []
 
     def _dnsmasq(self, address: str, records: list[str]) -> Dnsmasq:
         server = Dnsmasq(self.gateway.name, address, records, self.log_dir)

@@ -6,14 +6,15 @@ import Reachable
 @testable import ReachableServer
 
 /// Requests as libmicrohttpd hands them over (method, path, version, query items, headers: C
-/// strings, so no NUL), routed by the real `RequestRouter` under a CORS policy and `--ready-when`
-/// conditions that are themselves parsed from the input. Checks what the contract promises for
-/// every request, whatever it holds.
+/// strings, so no NUL), routed by the real `RequestRouter` under a CORS policy, a `Host` policy
+/// and `--ready-when` conditions that are themselves parsed from the input. Checks what the
+/// contract promises for every request, whatever it holds.
 ///
 /// Input: flags, then selector bytes and texts (a length byte and that many bytes) for the
-/// method, path, version, `--allow-origin`, `--ready-when`, query items and headers. A selector
-/// picks a known value (`GET`, `/status`, `Origin`, a listed origin) or the fuzzed text, so the
-/// fuzzer reaches every route without having to guess their names.
+/// method, path, version, `--allow-origin`, `--ready-when`, `--allowed-hosts`, query items and
+/// headers. A selector picks a known value (`GET`, `/status`, `Origin`, a listed origin, an
+/// allowed or a rebound `Host`) or the fuzzed text, so the fuzzer reaches every route without
+/// having to guess their names.
 enum RouterFuzz {
     private static let monitor = NetworkMonitor.shared
     private static let metrics = ServerMetrics(version: "fuzz")
@@ -31,13 +32,29 @@ enum RouterFuzz {
     private static let methods = ["GET", "HEAD", "OPTIONS", "POST", "get"]
     private static let paths = ["/status", "/events", "/", "/healthz", "/livez", "/readyz", "/metrics", "/status/"]
     private static let versions = ["HTTP/1.1", "HTTP/1.0", "HTTP/2", ""]
-    private static let headerNames = ["Origin", "Last-Event-ID", "origin", "Host", "Accept"]
+    private static let headerNames = ["Origin", "Last-Event-ID", "origin", "Host", "Accept", "host"]
+    /// `Host` values: IP literals first (never refused), then names allowed or not by default.
+    private static let ipLiterals = ["127.0.0.1:9478", "[::1]:9478", "198.18.0.2", "[2001:db8::2]", "10.0.0.1."]
+    private static let hostNames = [
+        "localhost", "reachd", "reachd.monitoring.svc:9478", "Node-7.Lab.Example.", "rebind.example:9478",
+        "a.example.org", "::1", "",
+    ]
+    private static let hostName = "node-7.lab.example"
 
     static func run(_ input: inout FuzzInput) {
         let flags = input.byte()
         let isShuttingDown = flags & 1 != 0
         let allowOrigin = input.text()
         let readyWhen = input.text()
+        let allowedHosts = input.text()
+        let hostPolicy: HostPolicy
+        switch (flags >> 3) & 3 {
+        case 0: hostPolicy = .builtIn
+        case 1: hostPolicy = (try? HostPolicy.parse(allowedHosts).get()) ?? .builtIn
+        case 2: hostPolicy = .any
+        default: hostPolicy = .names([HostPattern(name: "example.org", coversSubdomains: true)])
+        }
+        let hosts = HostCheck(policy: hostPolicy, hostName: hostName)
         let policy: CrossOriginPolicy
         switch (flags >> 1) & 3 {
         case 0: policy = .none
@@ -46,6 +63,7 @@ enum RouterFuzz {
         default: policy = .origins(listedOrigins)
         }
         checkParsing(allowOrigin: allowOrigin, readyWhen: readyWhen)
+        checkParsing(allowedHosts: allowedHosts)
         let readiness = (try? ReadinessCondition.parseList(readyWhen).get()) ?? [.reachable]
 
         var request = HTTPRequest(
@@ -56,21 +74,28 @@ enum RouterFuzz {
         }
         for _ in 0..<(input.byte() % 8) {
             let name = pick(&input, headerNames)
-            let value = name.lowercased() == "origin" ? pick(&input, listedOrigins) : input.text()
+            let value: String
+            switch name.lowercased() {
+            case "origin": value = pick(&input, listedOrigins)
+            case "host": value = pick(&input, ipLiterals + hostNames)
+            default: value = input.text()
+            }
             request.headers.append(HTTPField(name, value))
         }
 
         let snapshot = snapshots[policy == .none ? 0 : (policy == .any ? 1 : 2)]
         let router = RequestRouter(
             monitor: monitor, snapshot: snapshot, hub: hub, readiness: readiness,
-            isShuttingDown: { isShuttingDown }, rejections: rejections, crossOrigin: policy, metrics: metrics)
+            isShuttingDown: { isShuttingDown }, rejections: rejections, crossOrigin: policy, metrics: metrics,
+            hosts: hosts)
         let response = respond(router, request)
         check(response, to: request, policy: policy, snapshot: snapshot)
+        checkHost(response, to: request, hosts: hosts)
 
-        // Neither the query nor any header but Origin changes the answer's status.
+        // Neither the query nor any header but Origin and Host changes the answer's status.
         var bare = request
         bare.query = []
-        bare.headers = request.headers.filter { $0.name.lowercased() == "origin" }
+        bare.headers = request.headers.filter { ["origin", "host"].contains($0.name.lowercased()) }
         let bareResponse = respond(router, bare)
         require(bareResponse.status == response.status, "the query or a header changed \(response.status)")
         let printable = RejectionLog.printable(request.path)
@@ -106,7 +131,7 @@ enum RouterFuzz {
         _ response: HTTPResponse, to request: HTTPRequest, policy: CrossOriginPolicy, snapshot: StatusSnapshot
     ) {
         let status = response.status
-        require([200, 204, 400, 403, 404, 405, 503].contains(status), "status \(status)")
+        require([200, 204, 400, 403, 404, 405, 421, 503].contains(status), "status \(status)")
         for field in response.headers {
             require(
                 !(field.name + field.value).utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 },
@@ -114,7 +139,7 @@ enum RouterFuzz {
         }
         let contentType = response.headers.value(of: "Content-Type")
         switch status {
-        case 400, 403, 404, 405:
+        case 400, 403, 404, 405, 421:
             require(contentType == "application/problem+json", "\(status) as \(contentType ?? "nothing")")
             let problem = JSONValue.parse(body(of: response))
             require(problem?["status"] == .number(Double(status)), "the problem document of \(status)")
@@ -146,6 +171,19 @@ enum RouterFuzz {
             require(
                 origins.contains(allowed[0]) && request.header("Origin") == allowed[0],
                 "Access-Control-Allow-Origin \(allowed[0].debugDescription) is not the request's listed origin")
+        }
+    }
+
+    /// `421` exactly when the `Host` check refuses, and never for a request whose every `Host` is
+    /// an IP literal or that has none; nothing else is looked at first.
+    private static func checkHost(_ response: HTTPResponse, to request: HTTPRequest, hosts: HostCheck) {
+        let values = request.headers.filter { $0.name.lowercased() == "host" }.map(\.value)
+        require((response.status == 421) == !hosts.allows(request), "421 is \(response.status) for \(values)")
+        if values.allSatisfy({ ipLiterals.contains($0) }) || hosts.policy == .any {
+            require(response.status != 421, "\(values) refused under \(hosts.policy)")
+        }
+        if hosts.policy == .builtIn, values.contains("rebind.example:9478") {
+            require(response.status == 421, "a rebound name answered \(response.status)")
         }
     }
 
@@ -181,6 +219,29 @@ enum RouterFuzz {
                 "a condition twice")
             let again = try? ReadinessCondition.parseList(conditions.commaSeparated).get()
             require(again == conditions, "\(conditions) does not read back from \(conditions.commaSeparated)")
+        }
+    }
+
+    /// `--allowed-hosts` as the option parses it: what is accepted reads back the same from its
+    /// description, and every pattern is a lowercase name (after `*.`) with no port or trailing dot.
+    private static func checkParsing(allowedHosts: String) {
+        guard case .success(let policy) = HostPolicy.parse(allowedHosts) else { return }
+        require(
+            (try? HostPolicy.parse(policy.description).get()) == policy,
+            "\(policy) does not read back from its description")
+        guard case .names(let patterns) = policy else {
+            require(allowedHosts.contains("*"), "\(allowedHosts.debugDescription) turned the check off")
+            return
+        }
+        require(!patterns.isEmpty, "no pattern accepted from \(allowedHosts.debugDescription)")
+        for pattern in patterns {
+            require(
+                !pattern.name.isEmpty && !pattern.name.hasSuffix(".") && pattern.name == pattern.name.lowercased()
+                    && !pattern.name.contains(":") && !pattern.name.contains("*"),
+                "accepted pattern \(pattern)")
+            let example = pattern.coversSubdomains ? "a." + pattern.name : pattern.name
+            require(
+                HostCheck(policy: policy).allows(host: example.uppercased() + ".:80"), "\(pattern) refuses \(example)")
         }
     }
 

@@ -59,7 +59,13 @@ int reachd_probe_libraries_load(char *error, size_t error_size);
     X(struct timeval *, ares_timeout,                                                            \
       (ares_channel channel, struct timeval * max, struct timeval * result),                     \
       (channel, max, result))                                                                    \
-    X(const char *, ares_strerror, (int code), (code))
+    X(const char *, ares_strerror, (int code), (code))                                          \
+    V(ares_query,                                                                                \
+      (ares_channel channel, const char *name, int dnsclass, int type, ares_callback callback,   \
+       void *context),                                                                           \
+      (channel, name, dnsclass, type, callback, context))                                        \
+    X(int, ares_set_servers_ports_csv, (ares_channel channel, const char *servers),              \
+      (channel, servers))
 
 #define REACHD_DECLARE(type, name, params, args) type reachd_##name params;
 #define REACHD_DECLARE_VOID(name, params, args) void reachd_##name params;

@@ -8,6 +8,8 @@ import Synchronization
 enum EngineWork: Sendable {
     case probe(ProbeJob, @Sendable (ProbeOutcome) -> Void)
     case resolve(String, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
+    /// Ask one nameserver for a name's A record (the nameserver check).
+    case askNameserver(IPAddress, name: String, timeout: Duration, @Sendable (NameserverAnswer) -> Void)
     /// Run on the engine thread (the orchestrators' state lives there).
     case perform(@Sendable () -> Void)
     /// Run on the engine thread at a time; a later one with the same key replaces it.
@@ -34,18 +36,21 @@ final class EngineCore: @unchecked Sendable {
 
     private let multi: UnsafeMutableRawPointer
     private let inbox = Mutex(Inbox())
-    private let finished = DispatchSemaphore(value: 0)
-    private let threadID = Mutex<pthread_t?>(nil)
+    private let thread = Mutex<SourceThread?>(nil)
     private let counters = Mutex(EngineStatistics())
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
     private var timers: [Int: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
     private var fileWatches: [(watch: FileWatch, onChange: @Sendable () -> Void)] = []
     private let resolver: Resolver
+    private let nameservers: NameserverQueries
     private let trustedCertificates: String?
 
-    init(multi: UnsafeMutableRawPointer, resolver: Resolver, trustedCertificates: String?) {
+    init(
+        multi: UnsafeMutableRawPointer, resolver: Resolver, nameservers: NameserverQueries, trustedCertificates: String?
+    ) {
         self.multi = multi
         self.resolver = resolver
+        self.nameservers = nameservers
         self.trustedCertificates = trustedCertificates
     }
 
@@ -54,25 +59,13 @@ final class EngineCore: @unchecked Sendable {
     }
 
     func startThread() throws(ProbeEngineError) {
-        let body = Unmanaged.passRetained(
-            ThreadBody { [self] in
-                threadID.withLock { $0 = pthread_self() }
-                run()
-                finished.signal()
-            })
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { context in
-                Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue().run()
-                return nil
-            }, body.toOpaque())
-        guard created == 0 else {
-            body.release()
+        do {
+            let started = try SourceThread { [self] in run() }
+            thread.withLock { $0 = started }
+        } catch {
             inbox.withLock { $0.phase = .stopped }
-            throw ProbeEngineError("cannot start the probe thread: \(String(cString: strerror(created)))")
+            throw ProbeEngineError("cannot start the probe thread: \(error)")
         }
-        pthread_detach(thread)
     }
 
     /// Queues work and wakes the thread. `curl_multi_wakeup` is called under the lock on purpose: it
@@ -100,14 +93,13 @@ final class EngineCore: @unchecked Sendable {
             case .stopped: return false
             }
         }
-        guard wait, !isEngineThread else { return }
-        finished.wait()
-        finished.signal()  // a second stop() returns at once too
+        guard wait else { return }
+        // From the engine thread itself (a completion) this returns at once; the loop then ends.
+        thread.withLock { $0 }?.join()
     }
 
-    private var isEngineThread: Bool {
-        threadID.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
-    }
+    /// Whether the caller runs on the engine thread (for the orchestrators' confinement checks).
+    var isEngineThread: Bool { thread.withLock { $0 }?.isCurrent ?? false }
 
     // MARK: - The engine thread
 
@@ -129,9 +121,11 @@ final class EngineCore: @unchecked Sendable {
             collectFinishedTransfers()
             let now = ContinuousClock.now
             resolver.processTimeouts(now: now)
+            nameservers.processTimeouts(now: now)
 
             descriptors.removeAll(keepingCapacity: true)
             resolver.appendWaitDescriptors(to: &descriptors)
+            nameservers.appendWaitDescriptors(to: &descriptors)
             let watchedFrom = descriptors.count
             for (watch, _) in fileWatches {
                 descriptors.append(curl_waitfd(fd: watch.pollDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0))
@@ -141,7 +135,8 @@ final class EngineCore: @unchecked Sendable {
             // until woken.
             var timeout = Int32.max
             let nextTimer = timers.values.map(\.deadline).min()
-            if let wakeUp = [resolver.nextWakeUp(now: now), nextTimer].compactMap({ $0 }).min() {
+            let wakeUps = [resolver.nextWakeUp(now: now), nameservers.nextWakeUp(now: now), nextTimer]
+            if let wakeUp = wakeUps.compactMap({ $0 }).min() {
                 timeout = Int32(clamping: max(0, (wakeUp - now).milliseconds))
             }
             let count = UInt32(descriptors.count)
@@ -154,6 +149,7 @@ final class EngineCore: @unchecked Sendable {
                 continue
             }
             resolver.process(descriptors)
+            nameservers.process(descriptors)
             for (index, (watch, onChange)) in fileWatches.enumerated()
             where descriptors[watchedFrom + index].revents != 0 && watch.drain() {
                 onChange()
@@ -175,6 +171,9 @@ final class EngineCore: @unchecked Sendable {
             case .resolve(let host, let deadline, let completion):
                 counters.withLock { $0.resolutions += 1 }
                 resolver.start(host: host, deadline: deadline, completion: completion)
+            case .askNameserver(let server, let name, let timeout, let completion):
+                counters.withLock { $0.nameserverQueries += 1 }
+                nameservers.ask(server, name: name, timeout: timeout, completion: completion)
             case .perform(let body):
                 body()
             case .schedule(let key, let deadline, let body):
@@ -237,6 +236,9 @@ final class EngineCore: @unchecked Sendable {
             case .resolve(_, _, let completion):
                 completion(
                     ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true))
+            case .askNameserver(let server, _, _, let completion):
+                completion(
+                    NameserverAnswer(server: server, failure: .error, detail: "the engine stopped", wasCancelled: true))
             case .perform, .schedule, .watch: break
             }
         }
@@ -248,13 +250,8 @@ final class EngineCore: @unchecked Sendable {
         }
         transfers = [:]
         resolver.shutdown()
+        nameservers.shutdown()
         // Nothing can have been queued since the last batch was taken: `submit` refuses once stopping.
         inbox.withLock { $0.phase = .stopped }
     }
-}
-
-/// The closure a new thread runs (pthread takes one pointer).
-private final class ThreadBody: Sendable {
-    let run: @Sendable () -> Void
-    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }

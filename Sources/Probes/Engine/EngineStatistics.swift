@@ -6,6 +6,8 @@ public struct EngineStatistics: Sendable, Equatable {
     public var probes = 0
     /// Resolutions taken from the inbox.
     public var resolutions = 0
+    /// Nameserver queries taken from the inbox (the nameserver check).
+    public var nameserverQueries = 0
 
     public init() {}
 }

@@ -1,6 +1,6 @@
 import CProbeLibraries
-import Dispatch
 import Glibc
+public import Reachable
 import Synchronization
 
 /// The one place reachd's outbound probes happen: a dedicated thread that drives a libcurl multi
@@ -30,7 +30,8 @@ public final class ProbeEngine: Sendable {
         }
         guard let multi = reachd_curl_multi_init() else { throw ProbeEngineError("curl_multi_init failed") }
         core = EngineCore(
-            multi: multi, resolver: Resolver(configuration: resolver), trustedCertificates: trustedCertificates)
+            multi: multi, resolver: Resolver(configuration: resolver),
+            nameservers: NameserverQueries(port: resolver.serverPort), trustedCertificates: trustedCertificates)
         try core.startThread()
     }
 
@@ -57,6 +58,17 @@ public final class ProbeEngine: Sendable {
         _ host: String, deadline: ContinuousClock.Instant, completion: @escaping @Sendable (ResolveOutcome) -> Void
     ) -> Bool {
         core.submit(.resolve(host, deadline, completion))
+    }
+
+    /// Asks one nameserver alone for the A record of `name`, exactly as given (the nameserver check).
+    ///
+    /// - Returns: `false` when the engine is stopped; the completion is then never called.
+    @discardableResult
+    public func askNameserver(
+        _ server: IPAddress, name: String, timeout: Duration,
+        completion: @escaping @Sendable (NameserverAnswer) -> Void
+    ) -> Bool {
+        core.submit(.askNameserver(server, name: name, timeout: timeout, completion))
     }
 
     /// Runs `body` on the engine thread, soon: the probes' orchestrators keep their state there,

@@ -1,3 +1,5 @@
+public import Reachable
+
 /// One connection or request the engine makes: what, to which address, until when.
 public struct ProbeJob: Sendable, Equatable {
     /// A `tcp://`, `http://` or `https://` URL (`host://` needs no probe: resolving and routing is all).

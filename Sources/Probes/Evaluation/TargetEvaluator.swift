@@ -1,66 +1,97 @@
 public import FoundationEssentials
 public import Reachable
 
-/// What the document says about one target, plus the failure count that decides the next step.
-public struct TargetEvaluation: Sendable, Equatable {
+/// What one probed thing — a target's family, a nameserver — is judged to be, plus the counts
+/// that decide the next step.
+public struct ThresholdEvaluation<Reason: Sendable & Equatable>: Sendable, Equatable {
     public var state: TargetStatus.State
     /// `nil` unless `state` is `unreachable`.
-    public var reason: ProbeFailureReason?
-    /// When `state` last changed (for `unknown`, when the target was configured).
+    public var reason: Reason?
+    /// When `state` last changed (for `unknown`, when it was configured).
     public var since: Date
     /// Failed probes in a row since the last success (0 after a success).
     public var consecutiveFailures: Int
+    /// Successful probes in a row since the last failure (0 after a failure).
+    public var consecutiveSuccesses: Int
 
-    public init(state: TargetStatus.State, reason: ProbeFailureReason?, since: Date, consecutiveFailures: Int = 0) {
+    public init(
+        state: TargetStatus.State, reason: Reason?, since: Date, consecutiveFailures: Int = 0,
+        consecutiveSuccesses: Int = 0
+    ) {
         self.state = state
         self.reason = reason
         self.since = since
         self.consecutiveFailures = consecutiveFailures
+        self.consecutiveSuccesses = consecutiveSuccesses
     }
 
-    /// A target nobody has probed yet.
-    public static func unknown(since: Date) -> TargetEvaluation {
-        TargetEvaluation(state: .unknown, reason: nil, since: since)
+    /// Nothing probed yet.
+    public static func unknown(since: Date) -> ThresholdEvaluation {
+        ThresholdEvaluation(state: .unknown, reason: nil, since: since)
     }
 }
 
-/// Turns a target's previous evaluation and one new probe result into the next: DESIGN's
-/// `--target-failures` rule, and nothing else. Pure, so the rule is tested without a network.
+/// A target family's evaluation.
+public typealias TargetEvaluation = ThresholdEvaluation<ProbeFailureReason>
+
+/// Turns an evaluation and one new result into the next: DESIGN's `--target-failures` and
+/// `--target-successes` rules (and `--dns-failures` for nameservers), and nothing else. Pure, so
+/// the rules are tested without a network.
 ///
 /// - The first result after start decides at once (there is nothing to protect from flapping yet).
-/// - `no-route` decides at once: the kernel said so, and it does not flap.
-/// - A `reachable` target turns `unreachable` only after `failureThreshold` failures in a row (a
-///   Kubernetes probe's `failureThreshold`), so one lost probe does not make an event.
-/// - One success makes any target `reachable` again.
-/// - An `unreachable` target that fails differently keeps its `since` but updates its `reason`.
+/// - A failure that `decidesAtOnce` (a missing route: the kernel said so, it does not flap) does.
+/// - A `reachable` thing turns `unreachable` only after `failureThreshold` failures in a row (a
+///   Kubernetes probe's failureThreshold), so one lost probe makes no event.
+/// - An `unreachable` thing turns `reachable` after `successThreshold` successes in a row (its
+///   successThreshold, 1 by default).
+/// - An `unreachable` thing that fails differently keeps its `since` but updates its `reason`.
 public struct TargetEvaluator: Sendable, Equatable {
     /// `--target-failures`, at least 1.
     public let failureThreshold: Int
+    /// `--target-successes`, at least 1.
+    public let successThreshold: Int
 
-    public init(failureThreshold: Int) {
+    public init(failureThreshold: Int, successThreshold: Int = 1) {
         precondition(failureThreshold >= 1, "--target-failures is at least 1")
+        precondition(successThreshold >= 1, "--target-successes is at least 1")
         self.failureThreshold = failureThreshold
+        self.successThreshold = successThreshold
+    }
+
+    /// The next evaluation of a target family (`no-route` decides at once).
+    public func next(after previous: TargetEvaluation, failure: ProbeFailureReason?, at now: Date) -> TargetEvaluation {
+        next(after: previous, failure: failure, decidesAtOnce: failure == .noRoute, at: now)
     }
 
     /// The next evaluation.
     ///
     /// - Parameters:
-    ///   - previous: the target's current evaluation.
+    ///   - previous: the current evaluation.
     ///   - failure: `nil` when the probe succeeded, otherwise why it failed.
+    ///   - decidesAtOnce: the failure needs no threshold (a missing route).
     ///   - now: when the result came, the new `since` if the state changes.
-    public func next(after previous: TargetEvaluation, failure: ProbeFailureReason?, at now: Date) -> TargetEvaluation {
+    public func next<Reason>(
+        after previous: ThresholdEvaluation<Reason>, failure: Reason?, decidesAtOnce: Bool, at now: Date
+    ) -> ThresholdEvaluation<Reason> {
         guard let failure else {
-            return TargetEvaluation(
-                state: .reachable, reason: nil, since: previous.state == .reachable ? previous.since : now)
+            let successes = previous.consecutiveSuccesses + 1
+            guard previous.state != .unreachable || successes >= successThreshold else {
+                var waiting = previous
+                waiting.consecutiveFailures = 0
+                waiting.consecutiveSuccesses = successes
+                return waiting
+            }
+            return ThresholdEvaluation(
+                state: .reachable, reason: nil, since: previous.state == .reachable ? previous.since : now,
+                consecutiveSuccesses: successes)
         }
         let failures = previous.consecutiveFailures + 1
-        let decidesNow =
-            previous.state != .reachable || failure == .noRoute || failures >= failureThreshold
-        guard decidesNow else {
-            return TargetEvaluation(
+        let decides = previous.state != .reachable || decidesAtOnce || failures >= failureThreshold
+        guard decides else {
+            return ThresholdEvaluation(
                 state: .reachable, reason: nil, since: previous.since, consecutiveFailures: failures)
         }
-        return TargetEvaluation(
+        return ThresholdEvaluation(
             state: .unreachable, reason: failure, since: previous.state == .unreachable ? previous.since : now,
             consecutiveFailures: failures)
     }

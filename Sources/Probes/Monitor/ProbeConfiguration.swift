@@ -1,9 +1,9 @@
 public import FoundationEssentials
 public import Reachable
 
-/// What the outbound probes do: the targets (`--target`) and the connectivity check
-/// (`--connectivity-url`). With neither configured, reachd sends nothing anywhere and starts
-/// no probe thread.
+/// What the outbound probes do: the targets (`--target`), the connectivity check
+/// (`--connectivity-url`) and the nameserver check (`--dns-check`). With none configured, reachd
+/// sends nothing anywhere and starts no probe thread.
 public struct ProbeConfiguration: Sendable {
     /// In configuration order, names unique (`TargetSpec.parseList` checks).
     public var targets: [TargetSpec] = []
@@ -13,6 +13,9 @@ public struct ProbeConfiguration: Sendable {
     public var targetTimeout: Duration = .seconds(3)
     /// Consecutive failed probes before a reachable target turns unreachable (`--target-failures`).
     public var targetFailures: Int = 3
+    /// Consecutive successful probes before an unreachable target family turns reachable again
+    /// (`--target-successes`; the first result after start decides at once).
+    public var targetSuccesses: Int = 1
     /// `nil`: connectivity is `disabled`.
     public var connectivity: ConnectivitySpec?
     /// How often the check runs while `full` (`--connectivity-interval`); shorter otherwise,
@@ -20,6 +23,15 @@ public struct ProbeConfiguration: Sendable {
     public var connectivityInterval: Duration = .seconds(300)
     /// Per check (`--connectivity-timeout`).
     public var connectivityTimeout: Duration = .seconds(5)
+    /// The name every nameserver is asked for (`--dns-check`, exactly as given); `nil`: DNS is
+    /// `disabled`.
+    public var dnsCheck: String?
+    /// How often each nameserver is asked when nothing changes (`--dns-interval`).
+    public var dnsInterval: Duration = .seconds(10)
+    /// Per query (`--dns-timeout`).
+    public var dnsTimeout: Duration = .seconds(2)
+    /// Consecutive failed queries before an answering server turns failing (`--dns-failures`).
+    public var dnsFailures: Int = 3
     /// Where names are resolved from (re-read when it changes).
     public var resolver = ResolverConfiguration()
 
@@ -36,6 +48,11 @@ public struct ProbeConfiguration: Sendable {
             ?? .disabled(since: since)
     }
 
+    /// DNS as the first document shows it: `unknown` with its name, or `disabled`.
+    public func initialDNS(since: Date) -> DNSStatus {
+        dnsCheck.map { DNSStatus(state: .unknown, name: $0, since: since) } ?? .disabled(since: since)
+    }
+
     /// Whether anything is configured at all.
-    public var isEmpty: Bool { targets.isEmpty && connectivity == nil }
+    public var isEmpty: Bool { targets.isEmpty && connectivity == nil && dnsCheck == nil }
 }

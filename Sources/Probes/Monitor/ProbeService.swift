@@ -1,28 +1,30 @@
 public import Reachable
 
-/// Everything outbound, started only when something is configured: one engine thread (libcurl
-/// and c-ares), a route checker with its own netlink request socket, the targets and the
-/// connectivity check, and a watch on resolv.conf that re-runs them when it changes.
+/// Everything outbound, made only when something is configured: one engine thread (libcurl and
+/// c-ares), a route checker with its own netlink request socket, the targets, the connectivity
+/// check and the nameserver check, and a watch on resolv.conf that re-runs them when it changes.
 /// With nothing configured none of it exists: reachd sends nothing and has no probe thread.
 public final class ProbeService: Sendable {
     private let engine: ProbeEngine
-    public let targets: TargetProber?
-    public let connectivity: ConnectivityChecker?
+    private let targets: TargetProber?
+    private let connectivity: ConnectivityChecker?
+    private let nameservers: NameserverChecker?
+    private let resolvConfPath: String
 
-    /// Starts probing at once. Call on a thread in the monitor's network namespace (the route
-    /// checker's socket is opened in the caller's).
+    /// Makes the engine and the checks; nothing is sent before `start()`. Call on a thread in the
+    /// monitor's network namespace (the route checker's socket is opened in the caller's).
     ///
-    /// - Parameter onProbe: every finished target probe's duration (see `TargetProber`).
+    /// - Parameter events: told every finished probe and query (for metrics).
     /// - Returns: `nil` when nothing is configured.
-    public static func start(
+    public static func make(
         _ configuration: ProbeConfiguration, monitor: NetworkMonitor, trustedCertificates: String? = nil,
-        onProbe: (@Sendable (_ target: String, _ duration: Duration) -> Void)? = nil
+        events: ProbeEvents = ProbeEvents()
     ) throws -> ProbeService? {
         guard !configuration.isEmpty else { return nil }
         let engine = try ProbeEngine(resolver: configuration.resolver, trustedCertificates: trustedCertificates)
         do {
             let routes = try RouteChecker(monitor: monitor)
-            return ProbeService(configuration, engine: engine, routes: routes, monitor: monitor, onProbe: onProbe)
+            return ProbeService(configuration, engine: engine, routes: routes, monitor: monitor, events: events)
         } catch {
             engine.stop()
             throw error
@@ -31,24 +33,36 @@ public final class ProbeService: Sendable {
 
     private init(
         _ configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker, monitor: NetworkMonitor,
-        onProbe: (@Sendable (String, Duration) -> Void)?
+        events: ProbeEvents
     ) {
         self.engine = engine
+        resolvConfPath = configuration.resolver.resolvConfPath
         targets =
             configuration.targets.isEmpty
             ? nil
             : TargetProber(
-                configuration: configuration, engine: engine, routes: routes, monitor: monitor, onProbe: onProbe)
+                configuration: configuration, engine: engine, routes: routes, monitor: monitor, events: events)
         connectivity = configuration.connectivity.map {
             ConnectivityChecker(
                 spec: $0, configuration: configuration, engine: engine, routes: routes, monitor: monitor)
         }
-        engine.watch(path: configuration.resolver.resolvConfPath) { [targets, connectivity] in
+        nameservers = configuration.dnsCheck.map {
+            NameserverChecker(
+                name: $0, configuration: configuration, engine: engine, routes: routes, monitor: monitor,
+                events: events)
+        }
+    }
+
+    /// Probes now, then on every network change, resolv.conf change and interval.
+    public func start() {
+        engine.watch(path: resolvConfPath) { [targets, connectivity, nameservers] in
             targets?.resolverChanged()
             connectivity?.resolverChanged()
+            nameservers?.resolverChanged()
         }
         targets?.start()
         connectivity?.start()
+        nameservers?.start()
     }
 
     /// What the engine has done (for tests and metrics).

@@ -1,5 +1,6 @@
 import CProbeLibraries
 import Glibc
+import Reachable
 
 /// One c-ares channel (one reading of `resolv.conf`) and the sockets it wants watched.
 ///
@@ -19,15 +20,7 @@ final class AresChannel {
     init(configuration: ResolverConfiguration) throws(ResolverError) {
         var options = ares_options()
         var mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_RESOLVCONF | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES
-        options.sock_state_cb = { data, socket, readable, writable in
-            guard let data else { return }
-            let channel = Unmanaged<AresChannel>.fromOpaque(data).takeUnretainedValue()
-            if readable == 0, writable == 0 {
-                channel.sockets[socket] = nil
-            } else {
-                channel.sockets[socket] = (readable != 0, writable != 0)
-            }
-        }
+        options.sock_state_cb = Self.socketStateCallback
         options.sock_state_cb_data = Unmanaged.passUnretained(self).toOpaque()
         options.timeout = Int32(clamping: configuration.attemptTimeout.milliseconds)
         options.tries = Int32(clamping: max(1, configuration.attempts))
@@ -46,6 +39,46 @@ final class AresChannel {
                 "cannot read \(configuration.resolvConfPath): \(String(cString: reachd_ares_strerror(status)))")
         }
         channel = created
+    }
+
+    /// A channel that asks one nameserver only, once, with no search list and no retries: the
+    /// nameserver check (`--dns-check`). Answers with SERVFAIL or REFUSED come back as such
+    /// (`ARES_FLAG_NOCHECKRESP`) instead of being taken for "try the next server".
+    init(server: IPAddress, port: UInt16?, timeout: Duration) throws(ResolverError) {
+        var options = ares_options()
+        var mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_FLAGS
+        options.sock_state_cb = Self.socketStateCallback
+        options.sock_state_cb_data = Unmanaged.passUnretained(self).toOpaque()
+        options.timeout = Int32(clamping: timeout.milliseconds)
+        options.tries = 1
+        options.flags = ARES_FLAG_NOCHECKRESP | ARES_FLAG_NOSEARCH
+        if let port {
+            mask |= ARES_OPT_UDP_PORT | ARES_OPT_TCP_PORT
+            options.udp_port = port
+            options.tcp_port = port
+        }
+        var created: OpaquePointer?
+        var status = reachd_ares_init_options(&created, &options, mask)
+        if status == ARES_SUCCESS, let created {
+            let csv = port.map { "\(server.urlHost):\($0)" } ?? server.urlHost
+            status = reachd_ares_set_servers_ports_csv(created, csv)
+            if status != ARES_SUCCESS { reachd_ares_destroy(created) }
+        }
+        guard status == ARES_SUCCESS, let created else {
+            throw ResolverError("cannot ask \(server): \(String(cString: reachd_ares_strerror(status)))")
+        }
+        channel = created
+    }
+
+    /// c-ares says which descriptors to watch; the channel keeps the set for the engine's poll.
+    private static let socketStateCallback: ares_sock_state_cb = { data, socket, readable, writable in
+        guard let data else { return }
+        let channel = Unmanaged<AresChannel>.fromOpaque(data).takeUnretainedValue()
+        if readable == 0, writable == 0 {
+            channel.sockets[socket] = nil
+        } else {
+            channel.sockets[socket] = (readable != 0, writable != 0)
+        }
     }
 
     deinit {
@@ -93,6 +126,14 @@ final class AresChannel {
         var storage = timeval()
         guard let next = reachd_ares_timeout(channel, nil, &storage) else { return nil }
         return .seconds(next.pointee.tv_sec) + .microseconds(next.pointee.tv_usec)
+    }
+
+    /// Starts `ares_query` for the A record of `name`, exactly as given; `context` comes back to
+    /// `callback` retained.
+    func queryA(_ name: String, context: UnsafeMutableRawPointer, callback: ares_callback) {
+        guard let channel else { return }
+        outstanding += 1
+        reachd_ares_query(channel, name, 1 /* C_IN */, 1 /* T_A */, callback, context)
     }
 
     /// Starts `ares_getaddrinfo` for A and AAAA; `context` comes back to `callback` retained.

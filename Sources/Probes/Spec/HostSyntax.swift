@@ -1,3 +1,5 @@
+import Reachable
+
 /// The pieces of a URL's authority: host names, IP literals and ports, checked strictly.
 ///
 /// Strict on purpose: a value that a lenient parser "fixes" (`127.1`, an unbracketed IPv6 literal, an

@@ -1,3 +1,5 @@
+public import Reachable
+
 /// What a target (or the connectivity check) probes, parsed from its URL.
 ///
 /// Parsed by hand, not by Foundation's `URL`: the forms are few and strict (DESIGN's URL table), every

@@ -16,15 +16,14 @@ public func derive(
         transports[link.index] = classifier.transport(of: link)
     }
 
-    /// The output interface of a lookup that counts: a unicast route out of a usable interface
-    /// whose preferred source is a usable address (wherever that address lives).
+    /// The output interface of a lookup that counts: a unicast route judged routable by the one
+    /// route rule (`RouteVerdict`). A `local` answer for an outside address is not a way out.
+    let routing = RoutingSnapshot(table)
     func reachableInterface(_ lookup: RouteLookup) -> LinkRecord? {
-        guard case .route(let type, let outputInterface?, let source?) = lookup,
-            type == UInt8(RTN_UNICAST),
-            let link = table.links[outputInterface], link.isUsable,
-            table.usableAddress(source) != nil
+        guard case .routable = RouteVerdict(judging: lookup, by: routing),
+            case .route(let type, let outputInterface?, _) = lookup, type == UInt8(RTN_UNICAST)
         else { return nil }
-        return link
+        return table.links[outputInterface]
     }
 
     let chosen = [reachableInterface(lookups.ipv4), reachableInterface(lookups.ipv6)]
@@ -68,6 +67,6 @@ public func derive(
 /// IPv4 before IPv6, then by address: a stable order, so a dump in another order is no change.
 private func addressOrder(_ a: AddressRecord, _ b: AddressRecord) -> Bool {
     if a.family != b.family { return a.family < b.family }
-    if a.bytes != b.bytes { return a.bytes.lexicographicallyPrecedes(b.bytes) }
+    if a.address != b.address { return a.address < b.address }
     return a.prefixLength < b.prefixLength
 }

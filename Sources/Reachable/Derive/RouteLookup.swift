@@ -2,7 +2,7 @@
 /// `RTM_GETROUTE` for one address, exactly what `ip route get` asks. No packet is sent.
 public enum RouteLookup: Sendable, Equatable {
     /// The route the kernel chose.
-    case route(type: UInt8, outputInterface: Int32?, preferredSource: [UInt8]?)
+    case route(type: UInt8, outputInterface: Int32?, preferredSource: IPAddress?)
     /// The kernel refused (`ENETUNREACH`, `EHOSTUNREACH`, …): no way out for this family.
     case failed(errno: Int32)
     /// Not asked (this family's lookup is turned off).

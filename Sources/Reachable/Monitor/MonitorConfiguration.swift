@@ -23,6 +23,8 @@ public struct MonitorConfiguration: Sendable {
     /// and the connectivity check (`unknown`, or `disabled`). Their sources update them later.
     public var initialTargets: [TargetStatus] = []
     public var initialConnectivity: ConnectivityStatus?
+    /// And DNS (`unknown` with its name, or `disabled`).
+    public var initialDNS: DNSStatus?
     /// The kernel seam: the real system calls, unless a test injects faults.
     package var netlinkSystemCalls: NetlinkSystemCalls = .live
 

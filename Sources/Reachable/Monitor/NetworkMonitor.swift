@@ -28,6 +28,10 @@ public final class NetworkMonitor: Sendable {
         var isClosed = false
         var failure: MonitorFailure?
         var routing = RoutingSnapshot()
+        var gates: [RouteGate] = []
+        /// Bumped by every batch of kernel notifications, in the update that publishes it: a
+        /// probe result from a run begun before it is stale (`update(ifEpoch:)`).
+        var epoch: UInt64 = 0
     }
 
     private let state: Mutex<State>
@@ -78,33 +82,54 @@ public final class NetworkMonitor: Sendable {
     private static func unknownStatus(_ configuration: MonitorConfiguration) -> ReachabilityStatus {
         ReachabilityStatus(
             path: .unknown, targets: configuration.initialTargets, connectivity: configuration.initialConnectivity,
-            sequence: 0, changedAt: Date())
+            dns: configuration.initialDNS, sequence: 0, changedAt: Date())
     }
 
     /// What the kernel source learned. While the kernel cannot be observed the document says
     /// `unknown` (reachd does not know); a failure for good also fails liveness.
     private func receive(_ report: NetlinkSource.Report) {
         switch report {
-        case .path(let path, let routing):
+        case .path(let path, let routing, let batch):
+            // Route questions first, outside every lock: the last known addresses of every source
+            // that probes (one document per change, see `RouteGate`).
+            let verdicts = batch.map(gateVerdicts)
             state.withLock {
                 $0.failure = nil
                 $0.routing = routing
             }
-            update { $0.path = path }
-        case .networkChanged:
-            let (observers, change) = state.withLock { state in
-                state.batches += 1
-                let change = NetworkChange(batch: state.batches)
-                for stream in state.changeStreams.values { stream.yield(change) }
-                return (Array(state.changeObservers.values), change)
+            update(bumpingEpoch: batch != nil) { status in
+                status.path = path
+                let now = Date()
+                for (gate, unroutable) in verdicts ?? [] { gate.apply(&status, unroutable, now) }
             }
-            for observer in observers { observer(change) }
+            if batch != nil { notifyNetworkChanged() }
+        case .networkChanged:
+            update(bumpingEpoch: true) { _ in }
+            notifyNetworkChanged()
         case .unobservable(let cause, let attempts, let givenUp):
             if givenUp {
                 state.withLock { $0.failure = MonitorFailure(.connectionLost(attempts: attempts), cause: cause) }
             }
             update { $0.path = .unknown }
         }
+    }
+
+    /// Asks the kernel about every gate's addresses (on the netlink thread, no lock held).
+    private func gateVerdicts(_ questions: RouteQuestions) -> [(RouteGate, Set<IPAddress>)] {
+        let gates = state.withLock { $0.gates }
+        return gates.map { gate in
+            (gate, Set(gate.addresses().filter { questions.verdict($0) == .noRoute }))
+        }
+    }
+
+    private func notifyNetworkChanged() {
+        let observers = state.withLock { state in
+            state.batches += 1
+            let change = NetworkChange(batch: state.batches)
+            for stream in state.changeStreams.values { stream.yield(change) }
+            return (Array(state.changeObservers.values), change)
+        }
+        for observer in observers.0 { observer(observers.1) }
     }
 
     /// Usable interfaces and addresses as of the last kernel reading, for `RouteChecker`.
@@ -188,13 +213,46 @@ public final class NetworkMonitor: Sendable {
         _ = state.withLock { $0.changeObservers.removeValue(forKey: id) }
     }
 
+    /// A source whose last known addresses decide at once when a batch takes their route.
+    package func addRouteGate(_ gate: RouteGate) {
+        state.withLock { $0.gates.append(gate) }
+    }
+
+    /// The current network epoch: a probe run records it when it begins.
+    package var networkEpoch: UInt64 { state.withLock { $0.epoch } }
+
+    /// Merges a probe result begun at `epoch`, unless a batch of kernel notifications came since
+    /// (its route gate may already have judged what the result would overwrite; a fresh run is
+    /// under way). `change` runs only when applied.
+    ///
+    /// - Returns: whether the change was applied.
+    @discardableResult
+    package func update(ifEpoch epoch: UInt64, _ change: (inout ReachabilityStatus) -> Void) -> Bool {
+        var applied = false
+        update(bumpingEpoch: false) { status, currentEpoch in
+            guard currentEpoch == epoch else { return }
+            applied = true
+            change(&status)
+        }
+        return applied
+    }
+
     /// Merges one source's contribution into the document. A new status (and sequence) only
     /// when the document differs from the last apart from its bookkeeping.
     package func update(_ change: (inout ReachabilityStatus) -> Void) {
+        update(bumpingEpoch: false) { status, _ in change(&status) }
+    }
+
+    private func update(bumpingEpoch: Bool, _ change: (inout ReachabilityStatus) -> Void) {
+        update(bumpingEpoch: bumpingEpoch) { status, _ in change(&status) }
+    }
+
+    private func update(bumpingEpoch: Bool, _ change: (inout ReachabilityStatus, _ epoch: UInt64) -> Void) {
         state.withLock { state in
             guard !state.isClosed else { return }
+            if bumpingEpoch { state.epoch += 1 }
             var next = state.latest
-            change(&next)
+            change(&next, state.epoch)
             guard !next.hasSameContent(as: state.latest) else { return }
             next.sequence = state.latest.sequence + 1
             next.changedAt = Date()
@@ -213,6 +271,7 @@ public final class NetworkMonitor: Sendable {
         let (subscribers, changeStreams) = state.withLock { state in
             state.isClosed = true
             state.changeObservers = [:]
+            state.gates = []
             defer {
                 state.subscribers = [:]
                 state.changeStreams = [:]

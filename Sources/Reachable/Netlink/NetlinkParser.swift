@@ -121,7 +121,7 @@ public struct NetlinkParser: Sendable {
             guard let bytes = attributes.bytes(of: attribute, count: size) else { return nil }
             candidates.append(bytes)
         }
-        guard let bytes = candidates.first else { return nil }
+        guard let bytes = candidates.first, let address = IPAddress(bytes: bytes) else { return nil }
         var flags = UInt32(info.pointee.ifa_flags)
         if let extended = attributes[Int(IFA_FLAGS)] {
             guard mnl_attr_validate(extended, MNL_TYPE_U32) >= 0 else { return nil }
@@ -129,7 +129,7 @@ public struct NetlinkParser: Sendable {
         }
         return AddressRecord(
             interfaceIndex: Int32(bitPattern: info.pointee.ifa_index), family: family,
-            prefixLength: info.pointee.ifa_prefixlen, flags: flags, scope: info.pointee.ifa_scope, bytes: bytes
+            prefixLength: info.pointee.ifa_prefixlen, flags: flags, scope: info.pointee.ifa_scope, address: address
         )
     }
 
@@ -156,11 +156,11 @@ public struct NetlinkParser: Sendable {
             guard let hops = Self.nextHopInterfaces(attribute) else { return nil }
             interfaces += hops
         }
-        var preferredSource: [UInt8]?
+        var preferredSource: IPAddress?
         if let attribute = attributes[Int(RTA_PREFSRC.rawValue)] {
             let size = Int32(info.pointee.rtm_family) == AF_INET6 ? 16 : 4
             guard let bytes = attributes.bytes(of: attribute, count: size) else { return nil }
-            preferredSource = bytes
+            preferredSource = IPAddress(bytes: bytes)
         }
         return RouteRecord(
             family: info.pointee.rtm_family, table: table, type: info.pointee.rtm_type,

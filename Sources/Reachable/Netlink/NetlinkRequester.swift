@@ -96,7 +96,7 @@ final class NetlinkRequester {
     /// The kernel's route for one destination address. A failure to ask (the socket broke, no
     /// answer in time) is `.failed` with the errno, which the caller tells apart from the
     /// kernel's own "no route" answers by `SystemError.isTransient`.
-    func lookup(_ destination: [UInt8]) -> RouteLookup {
+    func lookup(_ destination: IPAddress) -> RouteLookup {
         do {
             let sequence = nextSequence()
             try socket.send(NetlinkRequests.routeLookup(destination: destination, sequence: sequence))

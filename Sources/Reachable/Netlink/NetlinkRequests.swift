@@ -29,13 +29,13 @@ enum NetlinkRequests {
     }
 
     /// `ip route get DESTINATION`: which route would the kernel use? No packet is sent.
-    static func routeLookup(destination: [UInt8], sequence: UInt32) -> [UInt8] {
+    static func routeLookup(destination address: IPAddress, sequence: UInt32) -> [UInt8] {
         build(type: Int32(RTM_GETROUTE), flags: NLM_F_REQUEST, sequence: sequence) { header in
             let message = mnl_nlmsg_put_extra_header(header, MemoryLayout<rtmsg>.size)!
                 .assumingMemoryBound(to: rtmsg.self)
-            message.pointee.rtm_family = UInt8(destination.count == 4 ? AF_INET : AF_INET6)
-            message.pointee.rtm_dst_len = UInt8(destination.count * 8)
-            destination.withUnsafeBytes { raw in
+            message.pointee.rtm_family = UInt8(address.family)
+            message.pointee.rtm_dst_len = UInt8(address.bytes.count * 8)
+            address.bytes.withUnsafeBytes { raw in
                 mnl_attr_put(header, UInt16(RTA_DST.rawValue), raw.count, raw.baseAddress)
             }
         }

@@ -2,6 +2,13 @@ import CMnl
 import Glibc
 import Synchronization
 
+/// Asks the kernel which route it would use for one address, judged by the one route rule.
+/// Only valid on the thread that handed it out, while its report runs.
+struct RouteQuestions: @unchecked Sendable {
+    // Unchecked: it is called only on the netlink thread, inside the report that carries it.
+    let verdict: (IPAddress) -> RouteVerdict
+}
+
 /// The kernel side of the monitor: an event socket subscribed to every rtnetlink group that can
 /// change reachability, a request socket for dumps and lookups, and one thread that sleeps until
 /// either the kernel or `stop()` wakes it. Never polls.
@@ -17,10 +24,12 @@ import Synchronization
 final class NetlinkSource: @unchecked Sendable {
     /// What the source tells its owner, in order, from its thread.
     enum Report: Sendable {
-        /// A full reading after a drained batch (also one whose path did not change), with what
-        /// route checks elsewhere need to judge the kernel's answers.
-        case path(NetworkPath, RoutingSnapshot)
-        /// A batch of notifications was drained: whatever depends on routes should re-run now.
+        /// A full reading (also one whose path did not change), with what route checks elsewhere
+        /// need to judge the kernel's answers. `batch` is set when it follows a drained batch of
+        /// notifications: it answers route questions on this thread, valid only during the report.
+        case path(NetworkPath, RoutingSnapshot, batch: RouteQuestions?)
+        /// A batch was drained but no reading could be taken (a passing lookup failure): whatever
+        /// depends on routes should still re-run now.
         case networkChanged
         /// The kernel cannot be observed right now. `givenUp` once every reopening attempt of a
         /// round failed: the monitor has failed for good (until a later attempt succeeds).
@@ -46,7 +55,7 @@ final class NetlinkSource: @unchecked Sendable {
     private var table = NetworkTable()
     private let wakeUp: WakeUpEvent
     private let configuration: MonitorConfiguration
-    private let destinations: (ipv4: [UInt8]?, ipv6: [UInt8]?)
+    private let destinations: (ipv4: IPAddress?, ipv6: IPAddress?)
     private let classifier: TransportClassifier
     private let stats = Mutex(SourceStatistics())
     private let thread = Mutex<SourceThread?>(nil)
@@ -58,7 +67,7 @@ final class NetlinkSource: @unchecked Sendable {
     init(configuration: MonitorConfiguration) throws(SystemError) {
         self.configuration = configuration
         destinations = (
-            IPAddressText.parse(configuration.ipv4Destination), IPAddressText.parse(configuration.ipv6Destination)
+            IPAddress(configuration.ipv4Destination), IPAddress(configuration.ipv6Destination)
         )
         classifier = TransportClassifier(facts: configuration.interfaceFacts)
         connection = try Self.connect(configuration)
@@ -137,11 +146,11 @@ final class NetlinkSource: @unchecked Sendable {
                 if ready > 0 { try drain(buffer: buffer) }
                 if let path = try derivePath() {
                     retryLookupAfter = -1
-                    report(.path(path, RoutingSnapshot(table)))
+                    report(.path(path, RoutingSnapshot(table), batch: ready > 0 ? routeQuestions() : nil))
                 } else {
                     retryLookupAfter = retryLookupAfter < 0 ? 50 : min(retryLookupAfter * 2, 2000)
+                    if ready > 0 { report(.networkChanged) }
                 }
-                if ready > 0 { report(.networkChanged) }
             } catch {
                 return error
             }
@@ -162,8 +171,11 @@ final class NetlinkSource: @unchecked Sendable {
                 table = try fresh.requester.dumpEverything()
                 swap(&connection, &fresh)
                 stats.withLock { $0.reconnects += 1 }
-                if let path = try derivePath() { report(.path(path, RoutingSnapshot(table))) }
-                report(.networkChanged)
+                if let path = try derivePath() {
+                    report(.path(path, RoutingSnapshot(table), batch: routeQuestions()))
+                } else {
+                    report(.networkChanged)
+                }
                 return true
             } catch {
                 let givenUp = attempts % configuration.recoveryAttempts == 0
@@ -244,7 +256,7 @@ final class NetlinkSource: @unchecked Sendable {
 
     /// One family's lookup, told apart: the kernel's answer (a route, or "no route" errors such
     /// as `ENETUNREACH`), a passing failure to ask (`nil`), or a broken socket (thrown).
-    private func lookup(_ destination: [UInt8]?) throws(SystemError) -> RouteLookup? {
+    private func lookup(_ destination: IPAddress?) throws(SystemError) -> RouteLookup? {
         guard let destination else { return .notAsked }
         for _ in 0..<3 {
             let answer = connection.requester.lookup(destination)
@@ -255,6 +267,15 @@ final class NetlinkSource: @unchecked Sendable {
             stats.withLock { $0.transientLookupFailures += 1 }
         }
         return nil
+    }
+
+    /// Route questions for the monitor's route gates, answered on this thread with the request
+    /// socket and judged against the table just read (one rule: `RouteVerdict`).
+    private func routeQuestions() -> RouteQuestions {
+        let routing = RoutingSnapshot(table)
+        return RouteQuestions { [self] address in
+            RouteVerdict(judging: connection.requester.lookup(address), by: routing)
+        }
     }
 
     /// Errors that are the kernel's answer about routing itself, not a failure to ask: no route,

@@ -26,7 +26,7 @@ struct SilentFlushes {
     }
 
     /// Removed addresses: a default route anywhere with one of them as its source is gone.
-    var sources: [[UInt8]] { removedAddresses.map(\.bytes) }
+    var sources: [IPAddress] { removedAddresses.map(\.address) }
 
     /// The interfaces whose routes must be read again, judged on the table after the batch.
     /// (IPv6 removals are re-read too: cheap to be sure, and rare on a big routing table.)

@@ -1,4 +1,3 @@
-import CMnl
 import Synchronization
 
 /// Asks the kernel, on a request socket of its own, which route it would use for one address
@@ -14,30 +13,9 @@ public final class RouteChecker: Sendable {
         self.monitor = monitor
     }
 
-    /// The verdict for one IPv4 (4 bytes) or IPv6 (16 bytes) address.
-    public func route(to address: [UInt8]) -> RouteVerdict {
+    /// The verdict for one address.
+    public func route(to address: IPAddress) -> RouteVerdict {
         let answer = requester.withLock { $0.lookup(address) }
-        return Self.verdict(for: answer, snapshot: monitor.routingSnapshot)
-    }
-
-    /// Pure: the kernel's answer judged against what is usable.
-    package static func verdict(for answer: RouteLookup, snapshot: RoutingSnapshot) -> RouteVerdict {
-        switch answer {
-        case .route(let type, let interface?, let source) where type == UInt8(RTN_LOCAL):
-            _ = source
-            return .routable(interface: snapshot.interfaceNames[interface] ?? "lo")
-        case .route(let type, let interface?, let source) where type == UInt8(RTN_UNICAST):
-            guard snapshot.usableInterfaces.contains(interface),
-                source.map(snapshot.usableAddresses.contains) ?? true,
-                let name = snapshot.interfaceNames[interface]
-            else { return .noRoute }
-            return .routable(interface: name)
-        case .route:
-            return .noRoute
-        case .failed(let code):
-            return SystemError("route lookup", code: code).isTransient ? .unknown : .noRoute
-        case .notAsked:
-            return .unknown
-        }
+        return RouteVerdict(judging: answer, by: monitor.routingSnapshot)
     }
 }

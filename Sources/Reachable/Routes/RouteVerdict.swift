@@ -1,12 +1,43 @@
-/// Whether the kernel would carry a packet to one address, judged like the status itself: a
-/// unicast route out of a usable interface with a usable source address — or a `local` route
-/// (an address of this host, `127.0.0.1`, `::1`): a sidecar's own pod is the commonest target.
+import CMnl
+
+/// Whether the kernel would carry a packet to one address: a unicast route out of a usable
+/// interface with a usable preferred source address — or a `local` route (an address of this
+/// host, `127.0.0.1`, `::1`): a sidecar's own pod is the commonest target.
 public enum RouteVerdict: Sendable, Equatable {
     /// Routable; the output interface the kernel chose (`lo` for a local address).
     case routable(interface: String)
-    /// No usable route: none at all, an `unreachable`/`blackhole`/`prohibit` one, or one out of
-    /// an interface that is down.
+    /// No usable route: none at all, an `unreachable`/`blackhole`/`prohibit` one, one out of an
+    /// interface that is down, or one without a usable source address.
     case noRoute
     /// The kernel could not be asked just now (a passing error): decide nothing.
     case unknown
+
+    /// The one rule for judging the kernel's answer, used by `derive` (the path's `ipv4`/`ipv6`)
+    /// and by `RouteChecker` (targets, the connectivity check, nameservers).
+    ///
+    /// A usable preferred source is required, because that is what the kernel does with none:
+    /// an IPv4 route on an interface without an IPv4 address is answered without `RTA_PREFSRC`,
+    /// and a connect then sends from `0.0.0.0`; with only a tentative IPv6 address the kernel
+    /// picks the link-local one. Either way no answer can come back
+    /// (`NamespaceRouteVerdictTests` shows both).
+    package init(judging answer: RouteLookup, by snapshot: RoutingSnapshot) {
+        switch answer {
+        case .route(let type, let interface?, _) where type == UInt8(RTN_LOCAL):
+            self = .routable(interface: snapshot.interfaceNames[interface] ?? "lo")
+        case .route(let type, let interface?, let source?) where type == UInt8(RTN_UNICAST):
+            guard snapshot.usableInterfaces.contains(interface), snapshot.usableAddresses.contains(source),
+                let name = snapshot.interfaceNames[interface]
+            else {
+                self = .noRoute
+                return
+            }
+            self = .routable(interface: name)
+        case .route:
+            self = .noRoute
+        case .failed(let code):
+            self = SystemError("route lookup", code: code).isTransient ? .unknown : .noRoute
+        case .notAsked:
+            self = .unknown
+        }
+    }
 }

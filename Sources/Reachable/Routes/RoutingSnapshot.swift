@@ -4,7 +4,7 @@
 package struct RoutingSnapshot: Sendable, Equatable {
     package var interfaceNames: [Int32: String] = [:]
     package var usableInterfaces: Set<Int32> = []
-    package var usableAddresses: Set<[UInt8]> = []
+    package var usableAddresses: Set<IPAddress> = []
 
     package init() {}
 
@@ -13,6 +13,6 @@ package struct RoutingSnapshot: Sendable, Equatable {
             interfaceNames[link.index] = link.name
             if link.isUsable { usableInterfaces.insert(link.index) }
         }
-        usableAddresses = Set(table.addresses.filter(\.isUsable).map(\.bytes))
+        usableAddresses = Set(table.addresses.filter(\.isUsable).map(\.address))
     }
 }

@@ -1,7 +1,8 @@
 public import FoundationEssentials
 
 /// The NetworkManager/Android-style check: is this the internet, a captive portal, or less?
-/// Never changes the route-based `state`; `/readyz` can require it (`--ready-when online`).
+/// Checked for each address family of the URL's host on its own; the overall state is the best
+/// family's. Never changes the route-based `state`; `/readyz` can require it (`--ready-when online`).
 public struct ConnectivityStatus: Sendable, Equatable {
     public enum State: String, Sendable, Hashable, CaseIterable {
         /// No URL configured.
@@ -16,6 +17,17 @@ public struct ConnectivityStatus: Sendable, Equatable {
         case portal
         /// The expected answer: 204, or a 2xx starting with the expected text.
         case full
+
+        /// NetworkManager's order: `full` > `limited` > `portal` > `none` > `unknown`.
+        public var rank: Int {
+            switch self {
+            case .disabled, .unknown: 0
+            case .none: 1
+            case .portal: 2
+            case .limited: 3
+            case .full: 4
+            }
+        }
     }
 
     public var state: State
@@ -25,15 +37,63 @@ public struct ConnectivityStatus: Sendable, Equatable {
     public var reason: ProbeFailureReason?
     /// When `state` last changed.
     public var since: Date
+    /// Each family's own check; `nil` while the URL's host has no address of that family.
+    public var ipv4: ConnectivityFamilyStatus?
+    public var ipv6: ConnectivityFamilyStatus?
+    /// `full`, while a family with addresses is not.
+    public var degraded: Bool
 
-    public init(state: State, url: String?, reason: ProbeFailureReason? = nil, since: Date) {
+    public init(
+        state: State, url: String?, reason: ProbeFailureReason? = nil, since: Date,
+        ipv4: ConnectivityFamilyStatus? = nil, ipv6: ConnectivityFamilyStatus? = nil, degraded: Bool = false
+    ) {
         self.state = state
         self.url = url
         self.reason = reason
         self.since = since
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.degraded = degraded
     }
 
     public static func disabled(since: Date) -> ConnectivityStatus {
         ConnectivityStatus(state: .disabled, url: nil, since: since)
+    }
+
+    public subscript(family: AddressFamily) -> ConnectivityFamilyStatus? {
+        get { family == .ipv4 ? ipv4 : ipv6 }
+        set { if family == .ipv4 { ipv4 = newValue } else { ipv6 = newValue } }
+    }
+
+    /// Sets `state`, `reason` and `degraded` from the families: the best family's state and
+    /// reason (IPv6 first on a tie); `since` moves only when `state` changes.
+    ///
+    /// - Parameter withoutFamilies: the state and reason when no family has addresses (the name
+    ///   did not resolve, or no route before it ever did).
+    public mutating func deriveOverall(
+        withoutFamilies: (state: State, reason: ProbeFailureReason?), at now: Date
+    ) {
+        let families = [ipv6, ipv4].compactMap { $0 }
+        var next = withoutFamilies
+        if let best = families.max(by: { $0.state.rank < $1.state.rank }) {
+            // `max` keeps the first of equals: IPv6, listed first.
+            next = (best.state, best.reason)
+        }
+        degraded = next.state == .full && families.contains { $0.state != .full }
+        if next.state != state { since = now }
+        state = next.state
+        reason = next.reason
+    }
+}
+
+/// One address family of the connectivity check.
+public struct ConnectivityFamilyStatus: Sendable, Equatable {
+    public var state: ConnectivityStatus.State
+    /// Why it is `limited`; `nil` otherwise.
+    public var reason: ProbeFailureReason?
+
+    public init(state: ConnectivityStatus.State, reason: ProbeFailureReason? = nil) {
+        self.state = state
+        self.reason = reason
     }
 }

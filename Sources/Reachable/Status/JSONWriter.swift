@@ -46,6 +46,11 @@ public final class JSONWriter {
         if let text { string(text) } else { raw("null") }
     }
 
+    /// A value, or `null` (a family without addresses).
+    public func optional<Value>(_ value: Value?, _ body: (Value) -> Void) {
+        if let value { body(value) } else { raw("null") }
+    }
+
     public func raw(_ text: String) {
         bytes.append(contentsOf: text.utf8)
         needsComma = true

@@ -4,7 +4,7 @@ import FoundationEssentials
 /// tests that check the encoder. Writing has one implementation only: `jsonBytes()`.
 extension ReachabilityStatus: Decodable {
     private enum Keys: String, CodingKey {
-        case state, ipv4, ipv6, transport, isDataMetered, interfaces, targets, connectivity, sequence, changedAt
+        case state, ipv4, ipv6, transport, isDataMetered, interfaces, targets, connectivity, dns, sequence, changedAt
     }
 
     public init(from decoder: any Decoder) throws {
@@ -24,12 +24,13 @@ extension ReachabilityStatus: Decodable {
         connectivity =
             try container.decodeIfPresent(ConnectivityStatus.self, forKey: .connectivity)
             ?? .disabled(since: changedAt)
+        dns = try container.decodeIfPresent(DNSStatus.self, forKey: .dns) ?? .disabled(since: changedAt)
     }
 }
 
 extension TargetStatus: Decodable {
     private enum Keys: String, CodingKey {
-        case name, url, state, reason, addresses, interface, since
+        case name, url, state, reason, addresses, interface, since, ipv4, ipv6, degraded
     }
 
     public init(from decoder: any Decoder) throws {
@@ -41,14 +42,33 @@ extension TargetStatus: Decodable {
             reason: try container.decodeIfPresent(ProbeFailureReason.self, forKey: .reason),
             addresses: try container.decode([String].self, forKey: .addresses),
             interface: try container.decodeIfPresent(String.self, forKey: .interface),
-            since: try ReachabilityStatus.timestampStyle.parse(try container.decode(String.self, forKey: .since))
+            since: try ReachabilityStatus.timestampStyle.parse(try container.decode(String.self, forKey: .since)),
+            ipv4: try container.decodeIfPresent(TargetFamilyStatus.self, forKey: .ipv4),
+            ipv6: try container.decodeIfPresent(TargetFamilyStatus.self, forKey: .ipv6),
+            degraded: try container.decodeIfPresent(Bool.self, forKey: .degraded) ?? false
+        )
+    }
+}
+
+extension TargetFamilyStatus: Decodable {
+    private enum Keys: String, CodingKey {
+        case state, reason, address, interface
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            state: try container.decode(TargetStatus.State.self, forKey: .state),
+            reason: try container.decodeIfPresent(ProbeFailureReason.self, forKey: .reason),
+            address: try container.decodeIfPresent(String.self, forKey: .address),
+            interface: try container.decodeIfPresent(String.self, forKey: .interface)
         )
     }
 }
 
 extension ConnectivityStatus: Decodable {
     private enum Keys: String, CodingKey {
-        case state, url, reason, since
+        case state, url, reason, since, ipv4, ipv6, degraded
     }
 
     public init(from decoder: any Decoder) throws {
@@ -57,12 +77,65 @@ extension ConnectivityStatus: Decodable {
             state: try container.decode(State.self, forKey: .state),
             url: try container.decodeIfPresent(String.self, forKey: .url),
             reason: try container.decodeIfPresent(ProbeFailureReason.self, forKey: .reason),
+            since: try ReachabilityStatus.timestampStyle.parse(try container.decode(String.self, forKey: .since)),
+            ipv4: try container.decodeIfPresent(ConnectivityFamilyStatus.self, forKey: .ipv4),
+            ipv6: try container.decodeIfPresent(ConnectivityFamilyStatus.self, forKey: .ipv6),
+            degraded: try container.decodeIfPresent(Bool.self, forKey: .degraded) ?? false
+        )
+    }
+}
+
+extension ConnectivityFamilyStatus: Decodable {
+    private enum Keys: String, CodingKey {
+        case state, reason
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            state: try container.decode(ConnectivityStatus.State.self, forKey: .state),
+            reason: try container.decodeIfPresent(ProbeFailureReason.self, forKey: .reason)
+        )
+    }
+}
+
+extension DNSStatus: Decodable {
+    private enum Keys: String, CodingKey {
+        case state, name, reason, since, servers
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            state: try container.decode(State.self, forKey: .state),
+            name: try container.decodeIfPresent(String.self, forKey: .name),
+            reason: try container.decodeIfPresent(DNSFailureReason.self, forKey: .reason),
+            since: try ReachabilityStatus.timestampStyle.parse(try container.decode(String.self, forKey: .since)),
+            servers: try container.decode([NameserverStatus].self, forKey: .servers)
+        )
+    }
+}
+
+extension NameserverStatus: Decodable {
+    private enum Keys: String, CodingKey {
+        case address, state, reason, since
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            address: try container.decode(String.self, forKey: .address),
+            state: try container.decode(State.self, forKey: .state),
+            reason: try container.decodeIfPresent(DNSFailureReason.self, forKey: .reason),
             since: try ReachabilityStatus.timestampStyle.parse(try container.decode(String.self, forKey: .since))
         )
     }
 }
 
 extension TargetStatus.State: Decodable {}
+extension DNSStatus.State: Decodable {}
+extension NameserverStatus.State: Decodable {}
+extension DNSFailureReason: Decodable {}
 extension ConnectivityStatus.State: Decodable {}
 extension ProbeFailureReason: Decodable {}
 

@@ -42,6 +42,19 @@ extension ReachabilityStatus {
                         json.field("addresses") { json.array(target.addresses) { json.string($0) } }
                         json.field("interface") { json.optionalString(target.interface) }
                         json.field("since") { json.string(Self.timestampStyle.format(target.since)) }
+                        for family in AddressFamily.allCases {
+                            json.field(family.rawValue) {
+                                json.optional(target[family]) { status in
+                                    json.object {
+                                        json.field("state") { json.string(status.state.rawValue) }
+                                        json.field("reason") { json.optionalString(status.reason?.rawValue) }
+                                        json.field("address") { json.optionalString(status.address) }
+                                        json.field("interface") { json.optionalString(status.interface) }
+                                    }
+                                }
+                            }
+                        }
+                        json.field("degraded") { json.bool(target.degraded) }
                     }
                 }
             }
@@ -51,6 +64,35 @@ extension ReachabilityStatus {
                     json.field("url") { json.optionalString(connectivity.url) }
                     json.field("reason") { json.optionalString(connectivity.reason?.rawValue) }
                     json.field("since") { json.string(Self.timestampStyle.format(connectivity.since)) }
+                    for family in AddressFamily.allCases {
+                        json.field(family.rawValue) {
+                            json.optional(connectivity[family]) { status in
+                                json.object {
+                                    json.field("state") { json.string(status.state.rawValue) }
+                                    json.field("reason") { json.optionalString(status.reason?.rawValue) }
+                                }
+                            }
+                        }
+                    }
+                    json.field("degraded") { json.bool(connectivity.degraded) }
+                }
+            }
+            json.field("dns") {
+                json.object {
+                    json.field("state") { json.string(dns.state.rawValue) }
+                    json.field("name") { json.optionalString(dns.name) }
+                    json.field("reason") { json.optionalString(dns.reason?.rawValue) }
+                    json.field("since") { json.string(Self.timestampStyle.format(dns.since)) }
+                    json.field("servers") {
+                        json.array(dns.servers) { server in
+                            json.object {
+                                json.field("address") { json.string(server.address) }
+                                json.field("state") { json.string(server.state.rawValue) }
+                                json.field("reason") { json.optionalString(server.reason?.rawValue) }
+                                json.field("since") { json.string(Self.timestampStyle.format(server.since)) }
+                            }
+                        }
+                    }
                 }
             }
             json.field("sequence") { json.raw(String(sequence)) }

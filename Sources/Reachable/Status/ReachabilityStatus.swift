@@ -12,17 +12,20 @@ public struct ReachabilityStatus: Sendable, Equatable {
     public var targets: [TargetStatus]
     /// The internet check (`disabled` unless configured).
     public var connectivity: ConnectivityStatus
+    /// Each nameserver asked on its own (`disabled` unless `--dns-check`).
+    public var dns: DNSStatus
     /// Increases by one on every change of the document; the SSE event id.
     public var sequence: UInt64
     public var changedAt: Date
 
     public init(
-        path: NetworkPath, targets: [TargetStatus] = [], connectivity: ConnectivityStatus? = nil, sequence: UInt64,
-        changedAt: Date
+        path: NetworkPath, targets: [TargetStatus] = [], connectivity: ConnectivityStatus? = nil,
+        dns: DNSStatus? = nil, sequence: UInt64, changedAt: Date
     ) {
         self.path = path
         self.targets = targets
         self.connectivity = connectivity ?? .disabled(since: changedAt)
+        self.dns = dns ?? .disabled(since: changedAt)
         self.sequence = sequence
         self.changedAt = changedAt
     }

@@ -1,7 +1,8 @@
 public import FoundationEssentials
 
 /// One configured target (`--target NAME=URL`) as the document shows it: per-host reachability,
-/// as `SCNetworkReachabilityCreateWithName` and Nexum report it, decided by real probes.
+/// as `SCNetworkReachabilityCreateWithName` and Nexum report it, decided by real probes — for
+/// each address family on its own, and overall as a happy-eyeballs client (RFC 8305) would see it.
 ///
 /// Only what changes the answer is here — durations and probe times change on every probe and
 /// would make each one an event; they belong in metrics.
@@ -15,19 +16,28 @@ public struct TargetStatus: Sendable, Equatable {
 
     public var name: String
     public var url: String
+    /// `reachable` when any family is; `unreachable` when every family with addresses is (or the
+    /// name does not resolve).
     public var state: State
     /// Why it is unreachable; `nil` otherwise.
     public var reason: ProbeFailureReason?
     /// What the name resolved to, sorted (for an IP literal, the literal).
     public var addresses: [String]
-    /// The output interface the kernel chose for the address that was probed.
+    /// The output interface of the family that decides `state` (IPv6 when both are reachable).
     public var interface: String?
     /// When `state` last changed.
     public var since: Date
+    /// Each family's own verdict; `nil` while `addresses` hold none of that family.
+    public var ipv4: TargetFamilyStatus?
+    public var ipv6: TargetFamilyStatus?
+    /// Reachable, while a family with addresses is unreachable: the dead family shows without
+    /// changing what `state` means.
+    public var degraded: Bool
 
     public init(
         name: String, url: String, state: State = .unknown, reason: ProbeFailureReason? = nil,
-        addresses: [String] = [], interface: String? = nil, since: Date
+        addresses: [String] = [], interface: String? = nil, since: Date, ipv4: TargetFamilyStatus? = nil,
+        ipv6: TargetFamilyStatus? = nil, degraded: Bool = false
     ) {
         self.name = name
         self.url = url
@@ -36,7 +46,69 @@ public struct TargetStatus: Sendable, Equatable {
         self.addresses = addresses
         self.interface = interface
         self.since = since
+        self.ipv4 = ipv4
+        self.ipv6 = ipv6
+        self.degraded = degraded
     }
+
+    public subscript(family: AddressFamily) -> TargetFamilyStatus? {
+        get { family == .ipv4 ? ipv4 : ipv6 }
+        set { if family == .ipv4 { ipv4 = newValue } else { ipv6 = newValue } }
+    }
+
+    /// Sets `state`, `reason`, `interface` and `degraded` from the families, by the contract's
+    /// rules; `since` moves only when `state` changes.
+    ///
+    /// - Parameter unresolved: why there is no family at all (the name did not resolve), else `nil`.
+    public mutating func deriveOverall(unresolved: ProbeFailureReason?, at now: Date) {
+        let families = [ipv6, ipv4].compactMap { $0 }  // IPv6 first: it decides ties
+        let next: State
+        if let reachable = families.first(where: { $0.state == .reachable }) {
+            next = .reachable
+            reason = nil
+            interface = reachable.interface
+        } else if families.isEmpty {
+            next = unresolved == nil ? .unknown : .unreachable
+            reason = unresolved
+            interface = nil
+        } else if families.allSatisfy({ $0.state == .unreachable }) {
+            next = .unreachable
+            let probed = families.first { $0.address != nil }
+            reason = probed?.reason ?? .noRoute
+            interface = probed?.interface
+        } else {
+            next = .unknown
+            reason = nil
+            interface = nil
+        }
+        degraded = next == .reachable && families.contains { $0.state == .unreachable }
+        if next != state { since = now }
+        state = next
+    }
+}
+
+/// One address family of a target: probed on its first routable address, judged on its own.
+public struct TargetFamilyStatus: Sendable, Equatable {
+    public var state: TargetStatus.State
+    /// Why it is unreachable; `nil` otherwise.
+    public var reason: ProbeFailureReason?
+    /// The address probed; `nil` when none of this family is routable.
+    public var address: String?
+    /// The kernel's output interface for `address`.
+    public var interface: String?
+
+    public init(
+        state: TargetStatus.State = .unknown, reason: ProbeFailureReason? = nil, address: String? = nil,
+        interface: String? = nil
+    ) {
+        self.state = state
+        self.reason = reason
+        self.address = address
+        self.interface = interface
+    }
+
+    /// What a missing route makes of a family at once.
+    public static let noRoute = TargetFamilyStatus(state: .unreachable, reason: .noRoute)
 }
 
 /// Why a target is unreachable or the connectivity check could not get through.

@@ -1,10 +1,11 @@
 import Glibc
 import Synchronization
 
-/// A dedicated POSIX thread for a source that sleeps in `poll`: outside Swift's cooperative
+/// A dedicated POSIX thread for a source that sleeps in `poll` (the netlink source, the probe
+/// engine): outside Swift's cooperative
 /// pool, which must never block. Joined exactly once; joining from the thread itself (an owner
 /// released inside one of its own callbacks) returns at once instead of deadlocking.
-final class SourceThread: Sendable {
+package final class SourceThread: Sendable {
     private struct State: @unchecked Sendable {
         // Unchecked: pthread_t is an integer on Linux; it is only read under the lock.
         var thread: pthread_t
@@ -13,7 +14,7 @@ final class SourceThread: Sendable {
 
     private let state: Mutex<State>
 
-    init(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
+    package init(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
         let created = pthread_create(
@@ -29,8 +30,13 @@ final class SourceThread: Sendable {
         state = Mutex(State(thread: thread))
     }
 
-    /// Waits until the thread has ended. Idempotent.
-    func join() {
+    /// Whether the caller runs on this thread.
+    package var isCurrent: Bool {
+        state.withLock { pthread_equal($0.thread, pthread_self()) != 0 }
+    }
+
+    /// Waits until the thread has ended. Idempotent; from the thread itself it returns at once.
+    package func join() {
         let thread = state.withLock { state -> pthread_t? in
             guard !state.joined, pthread_equal(state.thread, pthread_self()) == 0 else { return nil }
             state.joined = true

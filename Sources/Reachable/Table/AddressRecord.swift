@@ -10,17 +10,17 @@ public struct AddressRecord: Sendable, Equatable, Hashable {
     public var flags: UInt32
     /// `RT_SCOPE_*`.
     public var scope: UInt8
-    /// 4 or 16 bytes.
-    public var bytes: [UInt8]
+    public var address: IPAddress
 
-    public init(interfaceIndex: Int32, family: UInt8, prefixLength: UInt8, flags: UInt32, scope: UInt8, bytes: [UInt8])
-    {
+    public init(
+        interfaceIndex: Int32, family: UInt8, prefixLength: UInt8, flags: UInt32, scope: UInt8, address: IPAddress
+    ) {
         self.interfaceIndex = interfaceIndex
         self.family = family
         self.prefixLength = prefixLength
         self.flags = flags
         self.scope = scope
-        self.bytes = bytes
+        self.address = address
     }
 
     /// The identity the kernel uses: the same address with other flags replaces the old record.
@@ -28,10 +28,10 @@ public struct AddressRecord: Sendable, Equatable, Hashable {
         var interfaceIndex: Int32
         var family: UInt8
         var prefixLength: UInt8
-        var bytes: [UInt8]
+        var address: IPAddress
     }
 
-    var key: Key { Key(interfaceIndex: interfaceIndex, family: family, prefixLength: prefixLength, bytes: bytes) }
+    var key: Key { Key(interfaceIndex: interfaceIndex, family: family, prefixLength: prefixLength, address: address) }
 
     /// Usable (ARCHITECTURE.md, "How Linux state becomes a status"): global scope, not tentative (optimistic ones still are), not DAD-failed.
     public var isUsable: Bool {
@@ -42,5 +42,5 @@ public struct AddressRecord: Sendable, Equatable, Hashable {
     }
 
     /// `198.18.0.2/24`, `fe80::1/64`.
-    public var description: String { "\(IPAddressText.format(bytes))/\(prefixLength)" }
+    public var description: String { "\(address)/\(prefixLength)" }
 }

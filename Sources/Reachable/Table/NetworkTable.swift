@@ -50,7 +50,7 @@ public struct NetworkTable: Sendable, Equatable {
     }
 
     /// Forgets the default routes whose preferred source is one of these (removed) addresses.
-    public mutating func removeRoutes(preferredSources: [[UInt8]]) {
+    public mutating func removeRoutes(preferredSources: [IPAddress]) {
         guard !preferredSources.isEmpty else { return }
         defaultRoutesByKey = defaultRoutesByKey.filter {
             !($0.value.preferredSource.map(preferredSources.contains) ?? false)
@@ -58,8 +58,8 @@ public struct NetworkTable: Sendable, Equatable {
     }
 
     /// The usable address with these bytes, on whichever interface it lives.
-    public func usableAddress(_ bytes: [UInt8]) -> AddressRecord? {
-        addressesByKey.values.first { $0.bytes == bytes && $0.isUsable }
+    public func usableAddress(_ address: IPAddress) -> AddressRecord? {
+        addressesByKey.values.first { $0.address == address && $0.isUsable }
     }
 
     public func addresses(of interfaceIndex: Int32) -> [AddressRecord] {

@@ -15,11 +15,11 @@ public struct RouteRecord: Sendable, Equatable {
     /// `RTA_OIF`, or every next hop's interface of an `RTA_MULTIPATH` route.
     public var outputInterfaces: [Int32]
     /// `RTA_PREFSRC`: the source address the kernel would pick (what a lookup answer needs).
-    public var preferredSource: [UInt8]?
+    public var preferredSource: IPAddress?
 
     public init(
         family: UInt8, table: UInt32, type: UInt8, destinationLength: UInt8, priority: UInt32, tos: UInt8,
-        outputInterfaces: [Int32], preferredSource: [UInt8]? = nil
+        outputInterfaces: [Int32], preferredSource: IPAddress? = nil
     ) {
         self.family = family
         self.table = table

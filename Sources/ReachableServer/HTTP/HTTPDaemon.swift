@@ -45,6 +45,13 @@ final class HTTPDaemon: Sendable {
         self.configuration = configuration
     }
 
+    /// A daemon that never started still owns its listening socket: a server built but never run
+    /// (a later step of the app's assembly failed, or a test) gives its port back.
+    deinit {
+        let neverStarted = phase.withLock { if case .notStarted = $0 { true } else { false } }
+        if neverStarted { close(listening.descriptor) }
+    }
+
     var isDraining: Bool {
         phase.withLock { if case .running = $0 { false } else { true } }
     }

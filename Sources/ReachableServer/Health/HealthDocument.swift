@@ -58,6 +58,7 @@ enum HealthDocument {
         /// | `always` | `reachd:serving` | `component` | — | — |
         /// | `online` | `network:connectivity` | `system` | connectivity `state` | its `since` |
         /// | `target:NAME` | `target:NAME` | `component` | that target's `state` | its `since` |
+        /// | `dns` | `network:dns` | `system` | `dns.state` | its `since` |
         ///
         /// A failing check says why in `output` ("network is unreachable", "connectivity is limited
         /// (timeout)", "target db is unreachable (no-route)"); every check fails with
@@ -85,6 +86,12 @@ enum HealthDocument {
                     key: "target:\(name)", componentType: "component", observedValue: state.rawValue,
                     time: target?.since, holds: state == .reachable,
                     output: "target \(name) is \(state.rawValue)\(Self.because(target?.reason))")
+            case .dns:
+                let dns = status.dns
+                self.init(
+                    key: "network:dns", componentType: "system", observedValue: dns.state.rawValue, time: dns.since,
+                    holds: dns.state == .ok || dns.state == .degraded,
+                    output: "dns is \(dns.state.rawValue)\(dns.reason.map { " (\($0.rawValue))" } ?? "")")
             }
             if isShuttingDown {
                 holds = false

@@ -1,3 +1,5 @@
+import Reachable
+
 /// One condition of `--ready-when` (a comma-separated list; `/readyz` passes when all hold).
 public enum ReadinessCondition: Sendable, Equatable, CustomStringConvertible {
     /// The network is reachable (the route-based `state`): the default.
@@ -8,6 +10,8 @@ public enum ReadinessCondition: Sendable, Equatable, CustomStringConvertible {
     case online
     /// That target is `reachable`.
     case target(String)
+    /// DNS is `ok` or `degraded`: some nameserver answers (needs `--dns-check`).
+    case dns
 
     /// As written on the command line.
     public var description: String {
@@ -16,13 +20,14 @@ public enum ReadinessCondition: Sendable, Equatable, CustomStringConvertible {
         case .always: "always"
         case .online: "online"
         case .target(let name): "target:\(name)"
+        case .dns: "dns"
         }
     }
 }
 
 extension ReadinessCondition {
     /// What `--ready-when` accepts, for messages: `reachable, always, online or target:NAME`.
-    public static let syntax = "reachable, always, online or target:NAME"
+    public static let syntax = "reachable, always, online, dns or target:NAME"
 
     /// One condition as written (`reachable`, `always`, `online`, `target:NAME`; case-sensitive,
     /// as target names are); `nil` for anything else. Whether NAME is a configured target is the
@@ -32,6 +37,7 @@ extension ReadinessCondition {
         case "reachable": self = .reachable
         case "always": self = .always
         case "online": self = .online
+        case "dns": self = .dns
         case let text where text.hasPrefix("target:") && text.count > "target:".count:
             self = .target(String(text.dropFirst("target:".count)))
         default: return nil
@@ -47,8 +53,7 @@ extension ReadinessCondition {
     public static func parseList(_ text: String) -> Result<[ReadinessCondition], RefusedCondition> {
         var conditions: [ReadinessCondition] = []
         for item in text.split(separator: ",") {
-            let trimmed = item.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }
-            let word = String(trimmed.reversed())
+            let word = item.trimmed
             if word.isEmpty { continue }
             guard let condition = ReadinessCondition(word) else { return .failure(RefusedCondition(text: word)) }
             if !conditions.contains(condition) { conditions.append(condition) }

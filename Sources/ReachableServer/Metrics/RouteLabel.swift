@@ -1,6 +1,6 @@
 /// The `route` label of `reachd_http_requests_total`: one value per `Route`, plus one for paths
 /// that name nothing and one for requests refused before routing (a bad method or request line,
-/// or a method other than GET and HEAD). Never the raw path: a scanner trying a million paths
+/// a method other than GET and HEAD, or a `Host` reachd does not answer for: 421). Never the raw path: a scanner trying a million paths
 /// makes no new series.
 enum RouteLabel: String, Sendable, Hashable, CaseIterable {
     case page
@@ -29,6 +29,6 @@ enum RouteLabel: String, Sendable, Hashable, CaseIterable {
     /// The status codes each route answers, whose series exist from the start.
     static let codes: [(RouteLabel, [Int])] = [
         (.page, [200]), (.status, [200]), (.events, [200]), (.liveness, [200, 503]), (.readiness, [200, 503]),
-        (.metrics, [200]), (.notFound, [404]), (.invalid, [400, 405]), (.preflight, [204, 403]),
+        (.metrics, [200]), (.notFound, [404]), (.invalid, [400, 405, 421]), (.preflight, [204, 403]),
     ]
 }

@@ -1,3 +1,5 @@
+import Reachable
+
 /// `--allow-origin`: which other origins' pages may read `/status` and `/events` (CORS), for a
 /// team's dashboard served from another host. Off by default: a browser then refuses to hand
 /// reachd's answers to another origin's script.
@@ -11,7 +13,7 @@ public enum CrossOriginPolicy: Sendable, Equatable, CustomStringConvertible {
     /// `*`, or origins separated by commas; each `http://` or `https://` with a host, an
     /// optional port, and nothing after it.
     public static func parse(_ text: String) -> Result<CrossOriginPolicy, InvalidOrigin> {
-        let items = text.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+        let items = text.split(separator: ",").map(\.trimmed).filter { !$0.isEmpty }
         if items == ["*"] { return .success(.any) }
         guard !items.isEmpty else { return .failure(InvalidOrigin(text: text, why: "is empty")) }
         for item in items {
@@ -52,11 +54,5 @@ public enum CrossOriginPolicy: Sendable, Equatable, CustomStringConvertible {
         case .any: "*"
         case .origins(let origins): origins.joined(separator: ",")
         }
-    }
-}
-
-extension StringProtocol {
-    fileprivate var trimmingSpaces: String {
-        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

@@ -22,6 +22,12 @@ struct Problem: Sendable, Equatable {
     static let badMethod = Problem(
         status: 400, title: "Bad Request", detail: "The request method is not a valid HTTP token."
     )
+    /// A `Host` reachd is not known by (`HostCheck`): what a DNS rebinding page would send.
+    static let misdirected = Problem(
+        status: 421, title: "Misdirected Request",
+        detail:
+            "reachd does not answer for this Host (a defence against DNS rebinding). Use its IP address, localhost or a name without a dot, or allow the name with --allowed-hosts."
+    )
 
     var json: [UInt8] {
         let json = JSONWriter()

@@ -33,8 +33,8 @@ final class RejectionLog: Sendable {
         logger.warning(
             "rejected request",
             metadata: [
-                "status": "\(status)", "method": "\(Self.printable(request.method))",
-                "path": "\(Self.printable(request.path))",
+                "status": .stringConvertible(status), "method": "\(Self.printable(request.method))",
+                "path": "\(Self.printable(request.path))", "host": "\(Self.printable(request.header("Host") ?? ""))",
                 "alsoRejectedSinceLastWarning": "\(suppressed)",
             ]
         )

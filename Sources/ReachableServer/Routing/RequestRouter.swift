@@ -11,14 +11,17 @@ final class RequestRouter: HTTPHandler {
     private let rejections: RejectionLog
     private let crossOrigin: CrossOrigin
     private let metrics: ServerMetrics
+    private let hosts: HostCheck
 
     /// - Parameters:
     ///   - readiness: the conditions of `--ready-when`; `/readyz` passes when all hold.
     ///   - isShuttingDown: whether graceful shutdown has begun (`/readyz` fails from then on).
+    ///   - hosts: which `Host` values are answered; the others get `421` on every path.
     init(
         monitor: NetworkMonitor, snapshot: StatusSnapshot, hub: EventHub,
         readiness: [ReadinessCondition], isShuttingDown: @escaping @Sendable () -> Bool,
-        rejections: RejectionLog, crossOrigin: CrossOriginPolicy = .none, metrics: ServerMetrics = ServerMetrics()
+        rejections: RejectionLog, crossOrigin: CrossOriginPolicy = .none, metrics: ServerMetrics = ServerMetrics(),
+        hosts: HostCheck = HostCheck()
     ) {
         self.crossOrigin = CrossOrigin(policy: crossOrigin)
         self.monitor = monitor
@@ -28,9 +31,17 @@ final class RequestRouter: HTTPHandler {
         self.isShuttingDown = isShuttingDown
         self.rejections = rejections
         self.metrics = metrics
+        self.hosts = hosts
     }
 
     func respond(to request: HTTPRequest, on connection: any StreamConnection) -> HTTPResponse {
+        // First, before any path or method is looked at: a rebound page learns nothing.
+        guard hosts.allows(request) else {
+            let route = Route.problem(.misdirected)
+            rejections.rejected(request, status: Problem.misdirected.status)
+            metrics.countRequest(route, status: Problem.misdirected.status)
+            return Problem.misdirected.response
+        }
         if crossOrigin.isEnabled, request.method == "OPTIONS", Route.isCrossOriginReadable(request.path) {
             let response = crossOrigin.preflight(request)
             metrics.countPreflight(status: response.status)

@@ -12,6 +12,7 @@ struct ServeOptions: ParsableArguments {
     @Option(Settings.heartbeat) var heartbeat: Double?
     @Option(Settings.readyWhen) var readyWhen: [ReadinessCondition]?
     @Option(Settings.allowOrigin) var allowOrigin: CrossOriginPolicy?
+    @Option(Settings.allowedHosts) var allowedHosts: HostPolicy?
     @Option(Settings.meteredInterfaces) var meteredInterfaces: [String]?
     @Option(Settings.maxConnections) var maxConnections: Int?
     @Option(Settings.maxConnectionsPerIP) var maxConnectionsPerIP: Int?
@@ -43,6 +44,7 @@ struct ServeOptions: ParsableArguments {
         configuration.heartbeat = try Settings.heartbeat.resolve(heartbeat)
         configuration.readiness = try readinessConditions(probes: probes)
         configuration.allowOrigin = try Settings.allowOrigin.resolve(allowOrigin)
+        configuration.allowedHosts = try Settings.allowedHosts.resolve(allowedHosts)
         configuration.maxConnections = try Settings.maxConnections.resolve(maxConnections)
         configuration.maxConnectionsPerIP = try Settings.maxConnectionsPerIP.resolve(maxConnectionsPerIP)
         configuration.connectionTimeout = try Settings.connectionTimeout.resolve(connectionTimeout)
@@ -63,6 +65,10 @@ struct ServeOptions: ParsableArguments {
                 throw ValidationError(
                     "\(source): online needs --connectivity-url (env: REACHD_CONNECTIVITY_URL): "
                         + "without a connectivity check it could never hold")
+            case .dns where probes.dnsCheck == nil:
+                throw ValidationError(
+                    "\(source): dns needs --dns-check (env: REACHD_DNS_CHECK): "
+                        + "without a nameserver check it could never hold")
             case .target(let name) where !probes.targets.contains(where: { $0.name == name }):
                 let configured =
                     probes.targets.isEmpty

@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// `--host` and `--port`, shared by `serve` and the client commands so they find each other.
+/// `--host` and `--port` of serving.
 struct ServerAddress: ParsableArguments {
     @Option(Settings.host) var host: String?
 
@@ -9,21 +9,14 @@ struct ServerAddress: ParsableArguments {
     /// Where the client commands ask when no host is given.
     static let loopback = "127.0.0.1"
 
-    /// Where the server listens.
+    /// Where the server listens: `localhost` is IPv4 loopback (one listening socket; `::1`
+    /// serves IPv6 loopback).
     func serverHost() throws -> String {
-        try Settings.host.resolve(host)
+        let host = try Settings.host.resolve(host)
+        return host == "localhost" ? Self.loopback : host
     }
 
     func resolvedPort() throws -> Int {
         try Settings.port.resolve(port)
-    }
-
-    /// Where a client command connects: the serving address, or loopback when serving on all.
-    func clientHost() throws -> String {
-        switch try Settings.host.value(host) ?? Self.loopback {
-        case "0.0.0.0": return Self.loopback
-        case "::": return "::1"
-        case let host: return host
-        }
     }
 }

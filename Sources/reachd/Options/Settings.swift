@@ -12,11 +12,13 @@ enum Settings {
     // MARK: Where to listen (and where the client commands ask)
 
     static let host = Setting<String>(
-        "host", "Address to listen on / to ask: an IPv4 or IPv6 literal",
+        "host",
+        "Address to serve on, or of the reachd that status, watch and check ask: an IPv4 or IPv6 literal, or localhost (serves on 127.0.0.1; asks 127.0.0.1, then ::1)",
         default: ServerConfiguration().host,
         defaultText: "\(ServerConfiguration().host) to serve, \(ServerAddress.loopback) to ask",
-        // The server refuses what it cannot bind, with the reason getaddrinfo gives.
-        invalid: "must be an IPv4 or IPv6 literal", parse: { $0 }
+        // A name is refused here, as a usage error: reachd resolves nothing to listen. An
+        // address the host does not have is refused when binding, with the kernel's reason.
+        invalid: "must be an IPv4 or IPv6 literal, or localhost", parse: hostAddress
     )
 
     static let port = Setting<Int>("port", "TCP port", default: ServerConfiguration().port, in: 0...65535)
@@ -89,6 +91,21 @@ enum Settings {
         show: \.description
     )
 
+    /// The DNS rebinding check (`HostCheck` lists the names always allowed).
+    static let allowedHosts = Setting<HostPolicy>(
+        "allowed-hosts",
+        "Host names reachd answers for besides IP addresses, localhost, names without a dot, *.localhost, *.svc, *.cluster.local and the machine's host name; others get 421 (against DNS rebinding): comma-separated names or *.example.org, or * to turn the check off",
+        default: ServerConfiguration().allowedHosts, defaultText: "none",
+        invalid: "must be * or comma-separated host names or *.domain patterns, without ports",
+        reasoning: { text throws(InvalidValue) in
+            switch HostPolicy.parse(text) {
+            case .success(let policy): return policy
+            case .failure(let refused): throw InvalidValue(description: refused.description)
+            }
+        },
+        show: \.description
+    )
+
     static let meteredInterfaces = Setting<[String]>(
         "metered-interfaces", "Comma-separated interface name patterns whose traffic is metered, e.g. 'wwan*,usb*'",
         default: MonitorConfiguration().meteredInterfacePatterns,
@@ -120,7 +137,9 @@ enum Settings {
             do {
                 return try TargetSpec.parseList(TargetSpec.splitEnvironment(text))
             } catch {
-                throw InvalidValue(description: "\(error)")
+                // Spaces, not commas as in the other lists: a URL may hold a comma.
+                let separator = text.contains(",") ? " (the variable separates specs with spaces, not commas)" : ""
+                throw InvalidValue(description: "\(error)\(separator)")
             }
         },
         // A flag is one spec, never split: `--target "bad name=…"` is refused for its name.
@@ -200,7 +219,12 @@ enum Settings {
     }
 
     @Sendable private static func ipAddress(_ text: String) -> String? {
-        IPAddressText.parse(text) == nil ? nil : text
+        IPAddress(text) == nil ? nil : text
+    }
+
+    /// An IP literal, or `localhost` in any case (as `localhost`).
+    @Sendable private static func hostAddress(_ text: String) -> String? {
+        text.lowercased() == "localhost" ? "localhost" : ipAddress(text)
     }
 }
 

@@ -63,7 +63,7 @@ enum MessageBuilder {
         flagsAttribute: Bool = true,
         extra: (UnsafeMutablePointer<nlmsghdr>) -> Void = { _ in }
     ) -> [UInt8] {
-        let bytes = IPAddressText.parse(text)!
+        let bytes = IPAddress(text)!.bytes
         return message(type: UInt16(removed ? RTM_DELADDR : RTM_NEWADDR)) { header in
             let info = mnl_nlmsg_put_extra_header(header, MemoryLayout<ifaddrmsg>.size)!
                 .assumingMemoryBound(to: ifaddrmsg.self)
@@ -108,12 +108,12 @@ enum MessageBuilder {
             info.pointee.rtm_scope = UInt8(RT_SCOPE_UNIVERSE.rawValue)
             info.pointee.rtm_type = type
             mnl_attr_put_u32(header, UInt16(RTA_TABLE.rawValue), table)
-            if let destination { put(header, type: UInt16(RTA_DST.rawValue), IPAddressText.parse(destination)!) }
+            if let destination { put(header, type: UInt16(RTA_DST.rawValue), IPAddress(destination)!.bytes) }
             if let priority { mnl_attr_put_u32(header, UInt16(RTA_PRIORITY.rawValue), priority) }
             if let preferredSource {
-                put(header, type: UInt16(RTA_PREFSRC.rawValue), IPAddressText.parse(preferredSource)!)
+                put(header, type: UInt16(RTA_PREFSRC.rawValue), IPAddress(preferredSource)!.bytes)
             }
-            if let gateway { put(header, type: UInt16(RTA_GATEWAY.rawValue), IPAddressText.parse(gateway)!) }
+            if let gateway { put(header, type: UInt16(RTA_GATEWAY.rawValue), IPAddress(gateway)!.bytes) }
             if let outputInterface {
                 mnl_attr_put_u32(header, UInt16(RTA_OIF.rawValue), UInt32(bitPattern: outputInterface))
             }
@@ -129,7 +129,7 @@ enum MessageBuilder {
         destination: String, type: UInt8 = UInt8(RTN_UNICAST), outputInterface: Int32?, preferredSource: String?,
         gateway: String? = nil
     ) -> [UInt8] {
-        let bytes = IPAddressText.parse(destination)!
+        let bytes = IPAddress(destination)!.bytes
         return route(
             family: bytes.count == 4 ? AF_INET : AF_INET6, type: type, destination: destination,
             destinationLength: UInt8(bytes.count * 8), outputInterface: outputInterface, gateway: gateway,
@@ -173,7 +173,7 @@ enum MessageBuilder {
     static func nextHops(_ hops: [(interface: Int32, gateway: String)]) -> [UInt8] {
         var bytes: [UInt8] = []
         for hop in hops {
-            let gateway = IPAddressText.parse(hop.gateway)!
+            let gateway = IPAddress(hop.gateway)!.bytes
             let attributeLength = 4 + gateway.count
             let hopLength = MemoryLayout<rtnexthop>.size + ((attributeLength + 3) & ~3)
             var header = rtnexthop(

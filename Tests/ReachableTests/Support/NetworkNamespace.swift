@@ -55,6 +55,11 @@ final class NetworkNamespace: Sendable {
         try withThreadInside { try NetworkMonitor(configuration: configuration) }
     }
 
+    /// A route checker whose request socket belongs to this namespace (see `makeMonitor`).
+    func makeRouteChecker(_ monitor: NetworkMonitor) throws -> RouteChecker {
+        try withThreadInside { try RouteChecker(monitor: monitor) }
+    }
+
     private func withThreadInside<T>(_ body: () throws -> T) throws -> T {
         let target = open("/var/run/netns/\(name)", O_RDONLY | O_CLOEXEC)
         guard target >= 0 else { throw SystemError("open /var/run/netns/\(name)") }

@@ -1,6 +1,7 @@
 import Glibc
 
-/// An IPv4 or IPv6 address, as resolved or as written in a URL.
+/// An IPv4 or IPv6 address: read from the kernel, resolved, or written in a URL or an option.
+/// The one address type of every module, and the one place that calls `inet_pton`/`inet_ntop`.
 ///
 /// Its own small type rather than text: the order of a target's `addresses` is numeric (IPv4 before
 /// IPv6, then by value), so `9.0.0.1` sorts before `10.0.0.1`, and the text is always the C library's
@@ -32,6 +33,9 @@ public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     public var isIPv6: Bool { bytes.count == 16 }
+
+    /// Which family, as the document names it.
+    public var addressFamily: AddressFamily { isIPv6 ? .ipv6 : .ipv4 }
 
     /// The address family (`AF_INET` or `AF_INET6`), for sockets and route lookups.
     public var family: Int32 { isIPv6 ? AF_INET6 : AF_INET }

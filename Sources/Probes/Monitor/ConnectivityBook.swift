@@ -1,0 +1,72 @@
+import FoundationEssentials
+import Reachable
+
+/// What reachd knows of the connectivity check between checks: the host's last addresses, each
+/// family's verdict, the backoff, and the document entry derived from them. Pure, like
+/// `TargetBook`: the checker and the route gate change it only through these methods.
+struct ConnectivityBook: Sendable {
+    let spec: ConnectivitySpec
+    /// Last resolved (or the literal): what the route questions ask about.
+    private(set) var addresses: [IPAddress]
+    private var families: [AddressFamily: ConnectivityFamilyStatus] = [:]
+    /// The overall verdict while no family has addresses.
+    private var withoutFamilies: (state: ConnectivityStatus.State, reason: ProbeFailureReason?) = (.unknown, nil)
+    private var schedule: ConnectivitySchedule
+    private(set) var status: ConnectivityStatus
+
+    init(spec: ConnectivitySpec, interval: Duration, since: Date) {
+        self.spec = spec
+        addresses = spec.url.literal.map { [$0] } ?? []
+        schedule = ConnectivitySchedule(interval: interval)
+        status = ConnectivityStatus(state: .unknown, url: spec.url.text, since: since)
+    }
+
+    /// One check's result; returns the delay until the next check: the interval while every
+    /// family with addresses is `full`, else NetworkManager's backoff from 1 s.
+    ///
+    /// - Parameter pathUnreachable: the route-based state is `unreachable`: a name that never
+    ///   resolved failed for want of a route.
+    mutating func record(_ result: ProbePipeline.Result, pathUnreachable: Bool, at now: Date) -> Duration {
+        if let failure = result.unresolved {
+            if failure == .noRoute, !addresses.isEmpty {
+                routesGone(Set(addresses), pathUnreachable: pathUnreachable, at: now)
+            } else {
+                families = [:]
+                withoutFamilies = addresses.isEmpty && pathUnreachable ? (.none, nil) : (.limited, failure)
+                derive(at: now)
+            }
+        } else {
+            addresses = result.addresses
+            families = [:]
+            for probed in result.families {
+                let (state, reason) = ConnectivityEvaluator.classify(probed.outcome)
+                families[probed.family] = ConnectivityFamilyStatus(state: state, reason: reason)
+            }
+            derive(at: now)
+        }
+        let allFull = status.state == .full && !status.degraded
+        return schedule.delay(after: allFull ? .full : .limited)
+    }
+
+    /// A batch of netlink changes: each family whose every last known address is in `unroutable`
+    /// is `none` at once; with no address known yet, the route-based state decides. The backoff
+    /// starts again from 1 s on the new network.
+    mutating func routesGone(_ unroutable: Set<IPAddress>, pathUnreachable: Bool, at now: Date) {
+        schedule.reset()
+        if addresses.isEmpty {
+            guard pathUnreachable else { return }
+            withoutFamilies = (.none, nil)
+        }
+        for family in AddressFamily.allCases {
+            let known = addresses.filter { $0.addressFamily == family }
+            guard !known.isEmpty, known.allSatisfy(unroutable.contains) else { continue }
+            families[family] = ConnectivityFamilyStatus(state: .none)
+        }
+        derive(at: now)
+    }
+
+    private mutating func derive(at now: Date) {
+        for family in AddressFamily.allCases { status[family] = families[family] }
+        status.deriveOverall(withoutFamilies: withoutFamilies, at: now)
+    }
+}

@@ -1,0 +1,89 @@
+import Reachable
+
+/// The one probe-run mechanism shared by the targets, the connectivity check and the nameserver
+/// check: every item runs at once on every batch of netlink notifications and resolv.conf change,
+/// then when its own source says (an interval, a backoff); a stale run's result is dropped
+/// (`ProbeRuns`), and so is a result whose run began before a batch whose route gate may already
+/// have judged it (`NetworkMonitor.update(ifEpoch:)`): the batch's fresh run follows.
+///
+/// A source gives two things: how to run one item, and how to record its result (judge it, update
+/// the document, say when to run again). That is all a new probing source writes.
+///
+/// Unchecked `Sendable`: confined to the probe engine's thread. Every entry point (`start`,
+/// `runAll`, `resize`) hops onto it with `engine.perform`; runs, completions and timers already
+/// run there — no lock, and none held across a kernel question.
+final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
+    /// Starts one run of an item; calls the completion once, on the engine thread (`nil`: cancelled).
+    typealias Run = (_ item: Int, _ completion: @escaping @Sendable (Result?) -> Void) -> Void
+    /// Records a current result begun at `epoch`; returns the delay until the item's next run, or
+    /// `nil` when the result was dropped (a batch came since: its fresh run is already queued).
+    typealias Record = (_ item: Int, _ result: Result, _ epoch: UInt64) -> Duration?
+
+    let engine: ProbeEngine
+    private let monitor: NetworkMonitor
+    /// Timer keys of this source: `timerKeys + item` (one pending timer per item).
+    private let timerKeys: Int
+    private let run: Run
+    private let record: Record
+    private var runs: [ProbeRuns]
+    private var generations = 0
+    /// Runs numbered below this began before the last `resize`: their item may be another now.
+    private var firstOfThisSize = 0
+
+    /// - Parameters:
+    ///   - timerKeys: the first of this source's engine timer keys, apart from every other source's.
+    init(
+        engine: ProbeEngine, monitor: NetworkMonitor, items: Int, timerKeys: Int, run: @escaping Run,
+        record: @escaping Record
+    ) {
+        self.engine = engine
+        self.monitor = monitor
+        self.timerKeys = timerKeys
+        self.run = run
+        self.record = record
+        runs = Array(repeating: ProbeRuns(), count: items)
+    }
+
+    /// Runs every item now, then on every network change and as the source says.
+    func start() {
+        monitor.observeNetworkChanges { [weak self] _ in
+            self?.engine.perform { [weak self] in self?.beginAll() }
+        }
+        engine.perform { [self] in beginAll() }
+    }
+
+    /// Runs every item again at once (resolv.conf changed).
+    func runAll() {
+        engine.perform { [self] in beginAll() }
+    }
+
+    /// The items changed (nameservers added or removed): every run under way becomes stale.
+    /// Call on the engine thread, then `start` or `runAll`.
+    func resize(to items: Int) {
+        runs = Array(repeating: ProbeRuns(), count: items)
+        firstOfThisSize = generations + 1
+    }
+
+    private func beginAll() {
+        for item in runs.indices { begin(item) }
+    }
+
+    private func begin(_ item: Int) {
+        generations += 1
+        let generation = generations
+        guard item < runs.count, runs[item].begin(generation) else { return }
+        let epoch = monitor.networkEpoch
+        run(item) { [self] result in finish(item, generation, epoch, result) }
+    }
+
+    private func finish(_ item: Int, _ generation: Int, _ epoch: UInt64, _ result: Result?) {
+        guard generation >= firstOfThisSize, item < runs.count else { return }
+        switch runs[item].finish(generation) {
+        case .stale: return
+        case .runAgain: return begin(item)
+        case .current: break
+        }
+        guard let result, let delay = record(item, result, epoch) else { return }
+        engine.schedule(key: timerKeys + item, at: .now + delay) { [weak self] in self?.begin(item) }
+    }
+}

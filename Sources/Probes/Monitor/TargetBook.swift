@@ -1,0 +1,114 @@
+import FoundationEssentials
+import Reachable
+
+/// What reachd knows of one target between probes: what its name resolved to, each family's
+/// evaluation, and the document entry derived from them. Pure: the prober and the route gate both
+/// change it only through these methods, so every path to the document keeps the same rules.
+struct TargetBook: Sendable {
+    /// One family: its evaluation, and what was probed.
+    struct Family: Sendable {
+        var evaluation: TargetEvaluation
+        var address: IPAddress?
+        var interface: String?
+    }
+
+    let spec: TargetSpec
+    /// Last resolved (kept while a failure is still tolerated): what the route questions ask about.
+    private(set) var addresses: [IPAddress]
+    private var families: [AddressFamily: Family] = [:]
+    /// The evaluation while no family has addresses (never resolved, or the name stopped resolving).
+    private var unresolved: TargetEvaluation
+    /// The document's entry, as derived last.
+    private(set) var status: TargetStatus
+
+    init(spec: TargetSpec, since: Date) {
+        self.spec = spec
+        addresses = spec.url.literal.map { [$0] } ?? []
+        unresolved = .unknown(since: since)
+        status = TargetStatus(name: spec.name, url: spec.url.text, since: since)
+    }
+
+    /// One run's result, judged by `evaluator`.
+    mutating func record(_ result: ProbePipeline.Result, evaluator: TargetEvaluator, at now: Date) {
+        if let failure = result.unresolved {
+            recordUnresolved(failure, evaluator: evaluator, at: now)
+        } else {
+            var next: [AddressFamily: Family] = [:]
+            for probed in result.families {
+                var family = families[probed.family] ?? Family(evaluation: seed(since: now))
+                let evaluation = evaluator.next(after: family.evaluation, failure: probed.outcome.failure, at: now)
+                // While a failure is still tolerated the family stays as it was seen last.
+                if !(evaluation.state == .reachable && probed.outcome.failure != nil) {
+                    family.address = probed.address
+                    family.interface = probed.interface
+                }
+                family.evaluation = evaluation
+                next[probed.family] = family
+            }
+            addresses = result.addresses
+            families = next
+            unresolved = .unknown(since: now)
+        }
+        derive(at: now)
+    }
+
+    /// The kernel has no usable route to `unroutable` now: each family whose every last known
+    /// address is among them is `no-route` at once (the route gate, and a run's own pre-check).
+    mutating func routesGone(_ unroutable: Set<IPAddress>, evaluator: TargetEvaluator, at now: Date) {
+        for family in AddressFamily.allCases {
+            let known = addresses.filter { $0.addressFamily == family }
+            guard !known.isEmpty, known.allSatisfy(unroutable.contains) else { continue }
+            var entry = families[family] ?? Family(evaluation: seed(since: now))
+            entry.evaluation = evaluator.next(after: entry.evaluation, failure: .noRoute, at: now)
+            entry.address = nil
+            entry.interface = nil
+            families[family] = entry
+        }
+        derive(at: now)
+    }
+
+    /// The name did not resolve (or, `no-route`, none of the last addresses is routable).
+    private mutating func recordUnresolved(_ failure: ProbeFailureReason, evaluator: TargetEvaluator, at now: Date) {
+        if failure == .noRoute, !addresses.isEmpty {
+            return routesGone(Set(addresses), evaluator: evaluator, at: now)
+        }
+        guard !families.isEmpty else {
+            unresolved = evaluator.next(after: unresolved, failure: failure, at: now)
+            return
+        }
+        for family in families.keys {
+            families[family]!.evaluation = evaluator.next(
+                after: families[family]!.evaluation, failure: failure, at: now)
+        }
+        // Every family has given up: the name itself is what fails now.
+        if families.values.allSatisfy({ $0.evaluation.state == .unreachable }) {
+            unresolved = TargetEvaluation(
+                state: .unreachable, reason: failure, since: now, consecutiveFailures: evaluator.failureThreshold)
+            families = [:]
+            addresses = spec.url.literal.map { [$0] } ?? []
+        }
+    }
+
+    /// A family that (re)appears starts where the target stands: unknown after start, or
+    /// unreachable (so `--target-successes` still applies) when the name had stopped resolving.
+    private func seed(since now: Date) -> TargetEvaluation {
+        guard unresolved.state == .unreachable else { return .unknown(since: now) }
+        return TargetEvaluation(state: .unreachable, reason: unresolved.reason, since: unresolved.since)
+    }
+
+    private mutating func derive(at now: Date) {
+        for family in AddressFamily.allCases {
+            status[family] = families[family].map {
+                TargetFamilyStatus(
+                    state: $0.evaluation.state, reason: $0.evaluation.reason, address: $0.address?.description,
+                    interface: $0.interface)
+            }
+        }
+        status.deriveOverall(unresolved: families.isEmpty ? unresolved.reasonIfUnreachable : nil, at: now)
+        status.addresses = status.state == .unknown ? [] : addresses.map(\.description)
+    }
+}
+
+extension ThresholdEvaluation {
+    var reasonIfUnreachable: Reason? { state == .unreachable ? reason : nil }
+}

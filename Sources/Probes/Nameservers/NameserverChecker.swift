@@ -1,0 +1,98 @@
+import FoundationEssentials
+public import Reachable
+import Synchronization
+
+/// DNS as its own signal (`--dns-check NAME`): asks **each** nameserver of resolv.conf, alone,
+/// for the A record of NAME, on every network change and resolv.conf change (servers added or
+/// removed follow at once) and every `--dns-interval`. A server without a usable route is
+/// `failing` (`no-route`) at once, with nothing sent — by the route gate when a batch takes it.
+public final class NameserverChecker: Sendable {
+    /// Taken briefly by the engine thread and the route gate, inside the monitor's update only.
+    private let book: SharedBook<NameserverBook>
+    private let scheduler: ProbeScheduler<NameserverAnswer>
+    private let resolvConfPath: String
+    private let monitor: NetworkMonitor
+
+    /// The engine timer keys (targets from 0, connectivity at 1 << 20).
+    private static let timerKeys = 2 << 20
+
+    init(
+        name: String, configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker,
+        monitor: NetworkMonitor, events: ProbeEvents
+    ) {
+        let book = SharedBook(
+            NameserverBook(name: name, failures: configuration.dnsFailures, since: monitor.current.dns.since))
+        self.book = book
+        self.monitor = monitor
+        resolvConfPath = configuration.resolver.resolvConfPath
+        let (interval, timeout) = (configuration.dnsInterval, configuration.dnsTimeout)
+        scheduler = ProbeScheduler(
+            engine: engine, monitor: monitor, items: 0, timerKeys: Self.timerKeys,
+            run: { item, completion in
+                guard let server = book.withLock({ item < $0.addresses.count ? $0.addresses[item] : nil }) else {
+                    return completion(nil)
+                }
+                switch routes.route(to: server) {
+                case .noRoute: completion(NameserverAnswer(server: server, failure: .noRoute))
+                case .unknown:
+                    completion(
+                        NameserverAnswer(server: server, failure: .error, detail: "the route could not be asked"))
+                case .routable:
+                    let submitted = engine.askNameserver(server, name: name, timeout: timeout) { answer in
+                        completion(answer.wasCancelled ? nil : answer)
+                    }
+                    if !submitted { completion(nil) }
+                }
+            },
+            record: { item, answer, epoch in
+                let server = answer.server
+                events.nameserverAsked(server.description, answer.duration, answer.failure)
+                let applied = monitor.update(ifEpoch: epoch) { document in
+                    document.dns = book.withLock { book in
+                        book.record(answer.failure, server: server, at: Date())
+                        return book.status
+                    }
+                }
+                return applied ? interval : nil
+            })
+        monitor.addRouteGate(
+            RouteGate(
+                addresses: { book.withLock { $0.addresses } },
+                apply: { document, unroutable, now in
+                    guard !unroutable.isEmpty else { return }
+                    document.dns = book.withLock { book in
+                        book.routesGone(unroutable, at: now)
+                        return book.status
+                    }
+                }))
+    }
+
+    /// Reads resolv.conf and asks every server now, then on every network change and interval.
+    func start() {
+        scheduler.engine.perform { [self] in
+            readServers()
+            scheduler.start()
+        }
+    }
+
+    /// resolv.conf changed: servers added or removed show at once, and every server is asked again.
+    func resolverChanged() {
+        scheduler.engine.perform { [self] in
+            readServers()
+            scheduler.runAll()
+        }
+    }
+
+    /// On the engine thread.
+    private func readServers() {
+        let servers = ResolvConf.nameservers(atPath: resolvConfPath)
+        let count = servers.count
+        monitor.update { document in
+            document.dns = book.withLock { book in
+                book.setServers(servers, at: Date())
+                return book.status
+            }
+        }
+        scheduler.resize(to: count)
+    }
+}

@@ -1,0 +1,87 @@
+import Glibc
+import Reachable
+
+/// What one `Host` field names, as the DNS rebinding check compares it: the port and one
+/// trailing dot dropped, letters lowercased.
+enum HostHeader: Equatable, Sendable {
+    /// An empty `Host`: a request without an authority (RFC 9110 §7.2), as a missing one.
+    case empty
+    /// `198.18.0.2`, `[2001:db8::2]`, with or without a port: no DNS name is involved.
+    case ipLiteral
+    /// A DNS name, normalised: `Reachd.Example.` → `reachd.example`.
+    case name(String)
+    /// Neither: a bare IPv6 address, a port that is not a number, characters no name has.
+    case malformed
+
+    init(_ value: String) {
+        // libmicrohttpd keeps the spaces or tabs that may end a field value (RFC 9110 §5.5: not
+        // part of it).
+        var rest = Substring(value.trimmed)
+        guard !rest.isEmpty else {
+            self = .empty
+            return
+        }
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]"), Self.isPort(rest[rest.index(after: close)...]),
+                Self.isIPv6(String(rest[rest.index(after: rest.startIndex)..<close]))
+            else {
+                self = .malformed
+                return
+            }
+            self = .ipLiteral
+            return
+        }
+        if let colon = rest.firstIndex(of: ":") {
+            guard Self.isPort(rest[colon...]) else {
+                self = .malformed
+                return
+            }
+            rest = rest[..<colon]
+        }
+        guard let name = Self.normalisedName(rest) else {
+            self = .malformed
+            return
+        }
+        self = Self.isIPv4(name) ? .ipLiteral : .name(name)
+    }
+
+    /// A host name as compared: lowercase, without one trailing dot; `nil` unless every label is
+    /// letters, digits, `-` or `_` (what DNS names and `gethostname` hold).
+    static func normalisedName(_ text: Substring) -> String? {
+        let name = text.hasSuffix(".") ? text.dropLast() : text
+        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
+        guard
+            labels.allSatisfy({ label in
+                !label.isEmpty && label.utf8.allSatisfy { isNameByte($0) }
+            })
+        else { return nil }
+        return name.lowercased()
+    }
+
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
+            true
+        default:
+            false
+        }
+    }
+
+    /// Nothing, or `:` and at most five digits (RFC 3986 allows an empty port).
+    private static func isPort(_ text: Substring) -> Bool {
+        guard let first = text.first else { return true }
+        let digits = text.dropFirst()
+        return first == ":" && digits.count <= 5 && digits.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+    }
+
+    private static func isIPv4(_ text: String) -> Bool {
+        var address = in_addr()
+        return inet_pton(AF_INET, text, &address) == 1
+    }
+
+    private static func isIPv6(_ text: String) -> Bool {
+        var address = in6_addr()
+        return inet_pton(AF_INET6, text, &address) == 1
+    }
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import FoundationEssentials
+import Reachable
+import ReachdClient
+
+/// `reachd watch`: follows `/events` and prints one line per change. When the stream ends or
+/// the server cannot be reached, it says so on stderr and reconnects as a browser's
+/// `EventSource` does — after the server's `retry:`, with `Last-Event-ID` — doubling the pause
+/// while attempts fail; `--once` ends with the first stream instead.
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Follow a running reachd and print one line per status change, reconnecting when it goes away."
+    )
+
+    @OptionGroup var address: ServerAddress
+
+    @Flag(help: "End when the stream ends (exit 0) or cannot be opened (exit 1), instead of reconnecting.")
+    var once = false
+
+    /// The pause before the first reconnection when the server named none (its default `retry:`).
+    static let defaultRetry: Duration = .seconds(2)
+    /// The longest pause between attempts.
+    static let longestPause: Duration = .seconds(30)
+
+    func run() async throws {
+        let client = LocalHTTPClient(
+            host: try address.clientHost(), port: try address.resolvedPort(), userAgent: Reachd.userAgent)
+        var reader = EventStreamReader()
+        var pause: Duration?
+        while true {
+            do {
+                try follow(client, with: &reader) { pause = nil }
+                if once { return }
+                Self.say("the stream ended")
+            } catch let error as LocalHTTPClient.Failure {
+                if once { throw error }
+                Self.say("\(error)")
+            }
+            let retry = reader.retry.map { Duration.milliseconds($0) } ?? Self.defaultRetry
+            // After a stream that worked: the server's delay; after each failed attempt, twice the last.
+            let next = pause.map { min($0 * 2, Self.longestPause) } ?? min(retry, Self.longestPause)
+            pause = next
+            Self.say(
+                "reconnecting in \(Self.seconds(next)) s" + (reader.lastEventID.map { " (Last-Event-ID: \($0))" } ?? "")
+            )
+            try await Task.sleep(for: next)
+        }
+    }
+
+    /// One connection: prints a line per event until the stream ends. `connected` runs once the
+    /// server has answered with a stream.
+    private func follow(_ client: LocalHTTPClient, with reader: inout EventStreamReader, connected: () -> Void) throws {
+        // The last id seen, so the server knows where this client left off (it answers with the
+        // current document either way: status is state).
+        let headers = reader.lastEventID.map { [(name: "Last-Event-ID", value: $0)] } ?? []
+        let connection = try client.open("/events", headers: headers)
+        let head = try connection.reader.readHead()
+        guard head.status == 200 else { throw LocalHTTPClient.Failure(description: "reachd answered \(head.status)") }
+        try connection.disableReadTimeout()
+        connected()
+        while let chunk = try connection.reader.readChunk() {
+            for data in reader.feed(chunk) {
+                guard let status = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(data.utf8)) else {
+                    continue
+                }
+                // A line per change, at once, even into a pipe.
+                Output.write(StatusText.summary(status) + "\n")
+            }
+        }
+    }
+
+    /// A note on stderr, so stdout keeps one line per change.
+    private static func say(_ text: String) {
+        Output.write("reachd watch: \(text)\n", to: 2)
+    }
+
+    /// `2`, `0.5`: how a person writes a pause.
+    private static func seconds(_ duration: Duration) -> String {
+        let (whole, attoseconds) = duration.components
+        let milliseconds = attoseconds / 1_000_000_000_000_000
+        return milliseconds == 0 ? "\(whole)" : "\(Double(whole) + Double(milliseconds) / 1000)"
+    }
+}

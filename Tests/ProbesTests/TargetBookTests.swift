@@ -1,0 +1,248 @@
+import Foundation
+import Reachable
+import Testing
+
+@testable import Probes
+
+/// DESIGN's per-family rules for targets and the connectivity check, step by step, without a
+/// network: the books both the prober and the route gate change.
+@Suite struct TargetBookTests {
+    static let start = Date(timeIntervalSince1970: 1_000)
+    static let v4 = IPAddress("198.18.1.10")!
+    static let v6 = IPAddress("2001:db8:1::10")!
+    static func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
+
+    static func book(_ url: String = "tcp://db.test:5432") throws -> TargetBook {
+        TargetBook(spec: try TargetSpec.parse("db=\(url)"), since: start)
+    }
+
+    static func family(_ address: IPAddress, _ failure: ProbeFailureReason?, interface: String = "eth0")
+        -> ProbePipeline.FamilyResult
+    {
+        ProbePipeline.FamilyResult(
+            family: address.addressFamily, address: failure == .noRoute ? nil : address,
+            interface: failure == .noRoute ? nil : interface, outcome: ProbeOutcome(failure: failure))
+    }
+
+    static func resolved(_ families: [ProbePipeline.FamilyResult]) -> ProbePipeline.Result {
+        ProbePipeline.Result(addresses: [v4, v6], families: families)
+    }
+
+    let evaluator = TargetEvaluator(failureThreshold: 3, successThreshold: 1)
+
+    @Test func bothFamiliesReachableIsReachableOnIPv6sInterface() throws {
+        var book = try Self.book()
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil, interface: "eth0"), Self.family(Self.v6, nil, interface: "wg0")]),
+            evaluator: evaluator, at: Self.at(1))
+        let status = book.status
+        #expect(status.state == .reachable && status.reason == nil && !status.degraded)
+        #expect(status.interface == "wg0", "IPv6 decides when both are reachable")
+        #expect(status.ipv4 == TargetFamilyStatus(state: .reachable, address: "198.18.1.10", interface: "eth0"))
+        #expect(status.addresses == ["198.18.1.10", "2001:db8:1::10"])
+        #expect(status.since == Self.at(1))
+    }
+
+    @Test func oneDeadFamilyIsReachableButDegraded() throws {
+        var book = try Self.book()
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, .timeout)]), evaluator: evaluator,
+            at: Self.at(1))
+        #expect(book.status.state == .reachable)
+        #expect(book.status.degraded)
+        #expect(book.status.interface == "eth0", "the family that decides")
+        #expect(book.status.ipv6?.state == .unreachable && book.status.ipv6?.reason == .timeout)
+        #expect(book.status.ipv6?.address == "2001:db8:1::10", "the address probed")
+    }
+
+    @Test func bothDeadTakesIPv6sReasonWhenIPv6WasProbed() throws {
+        var book = try Self.book()
+        book.record(
+            Self.resolved([Self.family(Self.v4, .refused), Self.family(Self.v6, .timeout)]), evaluator: evaluator,
+            at: Self.at(1))
+        #expect(book.status.state == .unreachable && book.status.reason == .timeout && !book.status.degraded)
+        var noV6Route = try Self.book()
+        noV6Route.record(
+            Self.resolved([Self.family(Self.v4, .refused), Self.family(Self.v6, .noRoute)]), evaluator: evaluator,
+            at: Self.at(1))
+        #expect(noV6Route.status.reason == .refused, "IPv6 had no routable address: IPv4's reason")
+        #expect(noV6Route.status.ipv6?.address == nil)
+        var noRoutes = try Self.book()
+        noRoutes.record(
+            Self.resolved([Self.family(Self.v4, .noRoute), Self.family(Self.v6, .noRoute)]), evaluator: evaluator,
+            at: Self.at(1))
+        #expect(noRoutes.status.reason == .noRoute)
+    }
+
+    @Test func aSingleFamilyNameHasTheOtherNull() throws {
+        var book = try Self.book()
+        book.record(
+            ProbePipeline.Result(addresses: [Self.v4], families: [Self.family(Self.v4, nil)]), evaluator: evaluator,
+            at: Self.at(1))
+        #expect(book.status.ipv6 == nil && book.status.ipv4 != nil && !book.status.degraded)
+        var literal = try Self.book("tcp://[2001:db8:1::10]:5432")
+        #expect(literal.addresses == [Self.v6], "a literal has one family, known before any run")
+        literal.record(
+            ProbePipeline.Result(addresses: [Self.v6], families: [Self.family(Self.v6, .refused)]),
+            evaluator: evaluator, at: Self.at(1))
+        #expect(literal.status.ipv4 == nil && literal.status.ipv6?.reason == .refused)
+    }
+
+    @Test func eachFamilyKeepsItsOwnFailureThreshold() throws {
+        var book = try Self.book()
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, nil)]), evaluator: evaluator, at: Self.at(1))
+        for second in 2...3 {
+            book.record(
+                Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, .timeout)]), evaluator: evaluator,
+                at: Self.at(Double(second)))
+            #expect(book.status.ipv6?.state == .reachable, "tolerated: \(second - 1) of 3")
+            #expect(!book.status.degraded)
+        }
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, .timeout)]), evaluator: evaluator,
+            at: Self.at(4))
+        #expect(book.status.ipv6?.state == .unreachable && book.status.degraded)
+        #expect(book.status.since == Self.at(1), "the target stayed reachable all along")
+    }
+
+    @Test func aNameThatStopsResolvingGoesThroughTheThresholdThenShowsNoFamily() throws {
+        var book = try Self.book()
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, nil)]), evaluator: evaluator, at: Self.at(1))
+        for second in 2...3 {
+            book.record(ProbePipeline.Result(unresolved: .dns), evaluator: evaluator, at: Self.at(Double(second)))
+            #expect(book.status.state == .reachable)
+            #expect(book.status.addresses.count == 2, "the last addresses stay while tolerated")
+        }
+        book.record(ProbePipeline.Result(unresolved: .dns), evaluator: evaluator, at: Self.at(4))
+        #expect(book.status.state == .unreachable && book.status.reason == .dns)
+        #expect(book.status.ipv4 == nil && book.status.ipv6 == nil && book.status.addresses.isEmpty)
+        #expect(book.status.since == Self.at(4))
+    }
+
+    @Test func theFirstResultDecidesAtOnceEvenIfItIsDNS() throws {
+        var book = try Self.book()
+        book.record(ProbePipeline.Result(unresolved: .dns), evaluator: evaluator, at: Self.at(1))
+        #expect(book.status.state == .unreachable && book.status.reason == .dns)
+    }
+
+    @Test func routesGoneMarksOnlyTheFamilyWhoseEveryAddressLostItsRoute() throws {
+        var book = try Self.book()
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, nil)]), evaluator: evaluator, at: Self.at(1))
+        book.routesGone([Self.v6], evaluator: evaluator, at: Self.at(2))
+        #expect(book.status.ipv6 == TargetFamilyStatus.noRoute)
+        #expect(book.status.state == .reachable && book.status.degraded)
+        book.routesGone([Self.v4, Self.v6], evaluator: evaluator, at: Self.at(3))
+        #expect(book.status.state == .unreachable && book.status.reason == .noRoute)
+        #expect(book.status.since == Self.at(3))
+        #expect(book.status.addresses.count == 2, "the last known addresses stay: the route, not the name, went")
+    }
+
+    @Test func aDeadFamilyNeedsTheSuccessThresholdToComeBack() throws {
+        let strict = TargetEvaluator(failureThreshold: 3, successThreshold: 2)
+        var book = try Self.book()
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, .timeout)]), evaluator: strict,
+            at: Self.at(1))
+        #expect(book.status.ipv6?.state == .unreachable)
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, nil)]), evaluator: strict, at: Self.at(2))
+        #expect(book.status.ipv6?.state == .unreachable, "one success of two")
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, nil)]), evaluator: strict, at: Self.at(3))
+        #expect(book.status.ipv6?.state == .reachable && !book.status.degraded)
+    }
+}
+
+/// The connectivity check per family: the best family decides, in NetworkManager's order.
+@Suite struct ConnectivityBookTests {
+    static let v4 = IPAddress("198.18.1.10")!
+    static let v6 = IPAddress("2001:db8:1::10")!
+    static let start = Date(timeIntervalSince1970: 1_000)
+
+    static func book() throws -> ConnectivityBook {
+        ConnectivityBook(
+            spec: try ConnectivitySpec.parse(url: "http://check.test/generate_204", response: ""),
+            interval: .seconds(300), since: start)
+    }
+
+    static func answer(_ address: IPAddress, _ status: Int?, failure: ProbeFailureReason? = nil)
+        -> ProbePipeline.FamilyResult
+    {
+        ProbePipeline.FamilyResult(
+            family: address.addressFamily, address: address, interface: "eth0",
+            outcome: ProbeOutcome(failure: failure, statusCode: status))
+    }
+
+    @Test func theBestFamilyDecidesAndAFamilyBelowFullIsDegraded() throws {
+        var book = try Self.book()
+        let delay = book.record(
+            ProbePipeline.Result(
+                addresses: [Self.v4, Self.v6],
+                families: [Self.answer(Self.v4, 204), Self.answer(Self.v6, nil, failure: .timeout)]),
+            pathUnreachable: false, at: Self.start)
+        #expect(book.status.state == .full && book.status.degraded)
+        #expect(book.status.ipv6 == ConnectivityFamilyStatus(state: .limited, reason: .timeout))
+        #expect(delay == .seconds(1), "the shorter interval while a family is not full")
+    }
+
+    @Test func limitedRanksAbovePortalAndIPv6WinsTies() throws {
+        var book = try Self.book()
+        _ = book.record(
+            ProbePipeline.Result(
+                addresses: [Self.v4, Self.v6],
+                families: [Self.answer(Self.v4, 302), Self.answer(Self.v6, nil, failure: .refused)]),
+            pathUnreachable: false, at: Self.start)
+        #expect(book.status.state == .limited && book.status.reason == .refused)
+        _ = book.record(
+            ProbePipeline.Result(
+                addresses: [Self.v4, Self.v6],
+                families: [Self.answer(Self.v4, nil, failure: .tls), Self.answer(Self.v6, nil, failure: .timeout)]),
+            pathUnreachable: false, at: Self.start)
+        #expect(book.status.reason == .timeout, "IPv6's reason on a tie")
+    }
+
+    @Test func routesGoneIsNoneAndBeforeAnyResolutionThePathDecides() throws {
+        var book = try Self.book()
+        book.routesGone([], pathUnreachable: true, at: Self.start)
+        #expect(book.status.state == .none, "never resolved, and the network is unreachable")
+        _ = book.record(
+            ProbePipeline.Result(addresses: [Self.v4], families: [Self.answer(Self.v4, 204)]),
+            pathUnreachable: false, at: Self.start)
+        #expect(book.status.state == .full && book.status.ipv6 == nil)
+        book.routesGone([Self.v4], pathUnreachable: false, at: Self.start)
+        #expect(book.status.state == .none && book.status.ipv4?.state == ConnectivityStatus.State.none)
+    }
+}
+
+/// The run bookkeeping every source shares.
+@Suite struct ProbeRunsTests {
+    @Test func aNewRunMakesTheOneUnderWayStale() {
+        var runs = ProbeRuns()
+        let first = runs.begin(1)
+        let second = runs.begin(2)
+        #expect(first && second)
+        let finishedFirst = runs.finish(1)
+        let finishedSecond = runs.finish(2)
+        #expect(finishedFirst == .stale)
+        #expect(finishedSecond == .current)
+    }
+
+    @Test func pastTheMaximumARunIsOwedAndStartsWhenOneEnds() {
+        var runs = ProbeRuns()
+        _ = runs.begin(1)
+        _ = runs.begin(2)
+        let third = runs.begin(3)
+        #expect(!third, "two under way already")
+        let finishedFirst = runs.finish(1)
+        #expect(finishedFirst == .runAgain)
+        let fourth = runs.begin(4)
+        #expect(fourth)
+        let finishedSecond = runs.finish(2)
+        let finishedFourth = runs.finish(4)
+        #expect(finishedSecond == .stale)
+        #expect(finishedFourth == .current)
+    }
+}

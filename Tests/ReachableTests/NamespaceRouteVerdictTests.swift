@@ -1,0 +1,54 @@
+import Reachable
+import Testing
+
+extension KernelTests {
+    /// Why the one route rule (`RouteVerdict(judging:by:)`) requires a usable preferred source:
+    /// what the kernel answers when there is none, for the path and for a target address alike.
+    @Suite struct NamespaceRouteVerdict {
+        /// An IPv4 route on an interface without an IPv4 address: the kernel answers the lookup
+        /// without a source (a connect would send from 0.0.0.0), so nothing can come back.
+        @Test func aRouteWithoutAnAddressOfItsFamilyIsNoRoute() async throws {
+            try await withMonitoredLab(setUp: { lab in
+                try await lab.monitored.ip("link", "set", "v0", "up")
+                try await lab.monitored.ip("route", "add", "default", "dev", "v0")
+            }) { lab, monitor, recorder in
+                let routes = try lab.monitored.makeRouteChecker(monitor)
+                try await recorder.latest("the default route is seen") {
+                    $0.interface(named: "v0")?.isDefaultRoute == true
+                }
+                #expect(monitor.current.path.ipv4 == false)
+                #expect(routes.route(to: IPAddress("198.18.5.5")!) == .noRoute)
+
+                try await lab.monitored.ip("address", "add", "\(VethLab.address)/24", "dev", "v0")
+                try await recorder.latest("reachable once the interface has an address") { $0.path.ipv4 }
+                #expect(routes.route(to: IPAddress("198.18.5.5")!) == .routable(interface: "v0"))
+            }
+        }
+
+        /// Only a tentative IPv6 address (duplicate address detection still running): the kernel
+        /// will not use it as a source, so the family does not count until DAD ends.
+        @Test func aTentativeSourceAddressIsNoRoute() async throws {
+            try await withMonitoredLab(setUp: { lab in
+                // DAD that takes minutes: the address stays tentative for the whole test.
+                try await lab.monitored.ip("link", "set", "v0", "up")
+                _ = try await Shell.run(
+                    Shell.ip,
+                    ["netns", "exec", lab.monitored.name, "sysctl", "-qw", "net.ipv6.conf.v0.dad_transmits=200"])
+                try await lab.monitored.ip("-6", "address", "add", "2001:db8:1::2/64", "dev", "v0")
+                try await lab.monitored.ip("-6", "route", "add", "default", "via", "2001:db8:1::1", "dev", "v0")
+            }) { lab, monitor, recorder in
+                let routes = try lab.monitored.makeRouteChecker(monitor)
+                try await recorder.latest("the tentative address and the route are seen") {
+                    $0.interface(named: "v0")?.isDefaultRoute == true
+                        && $0.interface(named: "v0")?.addresses.contains("2001:db8:1::2/64") == true
+                }
+                #expect(monitor.current.path.ipv6 == false)
+                #expect(routes.route(to: IPAddress("2001:db8:2::5")!) == .noRoute)
+
+                try await lab.monitored.ip("-6", "address", "add", "2001:db8:1::3/64", "dev", "v0", "nodad")
+                try await recorder.latest("reachable once a usable address exists") { $0.path.ipv6 }
+                #expect(routes.route(to: IPAddress("2001:db8:2::5")!) == .routable(interface: "v0"))
+            }
+        }
+    }
+}
