@@ -70,8 +70,14 @@ public func buildApplication(
     }
     let probes: ProbeService?
     do {
+        // What the probes measure besides the document, for /metrics.
         let events = ProbeEvents(
-            targetProbed: { target, duration, _ in metrics.recordProbe(target: target, duration: duration) })
+            targetProbed: { target, duration, failure in
+                metrics.recordProbe(target: target, duration: duration, failure: failure)
+            },
+            nameserverAsked: { server, duration, _ in
+                metrics.recordNameserverQuery(server: server, duration: duration)
+            })
         probes = try ProbeService.make(
             configuration.probes, monitor: monitor, trustedCertificates: configuration.trustedCertificates,
             events: events)

@@ -18,39 +18,101 @@ package enum StatusText {
         }
         var probes: [String] = []
         if !status.targets.isEmpty { probes.append(targetsSummary(status.targets)) }
-        if status.connectivity.state != .disabled {
-            probes.append("connectivity " + stateText(status.connectivity.state.rawValue, status.connectivity.reason))
-        }
+        if status.connectivity.state != .disabled { probes.append(connectivitySummary(status.connectivity)) }
+        if status.dns.state != .disabled { probes.append(dnsSummary(status.dns)) }
         return visible(([parts.joined(separator: " ")] + probes).joined(separator: ", "))
     }
 
-    /// `targets 2/3 reachable (db no-route)`: the count, and which are not reachable (the first
-    /// few), so that a change of one target's reason still reads as a different line.
+    /// `targets 2/3 reachable (db no-route, web degraded: ipv6 timeout)`: the count, and which
+    /// are not reachable or lost a family (the first few), so that a change of one target's reason
+    /// still reads as a different line.
     package static func targetsSummary(_ targets: [TargetStatus]) -> String {
         let reachable = targets.count { $0.state == .reachable }
-        let others = targets.filter { $0.state != .reachable }
+        let others = targets.filter { $0.state != .reachable } + targets.filter(\.degraded)
         var text = "targets \(reachable)/\(targets.count) reachable"
         if !others.isEmpty {
-            let shown = others.prefix(3).map { "\($0.name) \($0.reason?.rawValue ?? $0.state.rawValue)" }
+            let shown = others.prefix(3).map { target in
+                target.degraded
+                    ? "\(target.name) degraded: " + deadFamilies(target).joined(separator: ", ")
+                    : "\(target.name) \(target.reason?.rawValue ?? target.state.rawValue)"
+            }
             let more = others.count > shown.count ? ["+\(others.count - shown.count) more"] : []
             text += " (" + (shown + more).joined(separator: ", ") + ")"
         }
         return visible(text)
     }
 
-    /// `  target db tcp://db.internal:5432 reachable via eth0 [198.18.1.10]`, or
-    /// `… unreachable (no-route) [198.18.1.10]`.
-    package static func line(_ target: TargetStatus) -> String {
-        var parts = ["  target", target.name, target.url, stateText(target.state.rawValue, target.reason)]
-        if let interface = target.interface { parts.append("via \(interface)") }
-        if !target.addresses.isEmpty { parts.append(addressList(target.addresses)) }
-        return visible(parts.joined(separator: " "))
+    /// `connectivity limited (timeout)`, or `connectivity full degraded: ipv6 limited (timeout)`.
+    package static func connectivitySummary(_ connectivity: ConnectivityStatus) -> String {
+        var text = "connectivity " + stateText(connectivity.state.rawValue, connectivity.reason)
+        if connectivity.degraded {
+            let dead = AddressFamily.allCases.compactMap { family in
+                connectivity[family].flatMap { $0.state == .full ? nil : familyText(family, $0) }
+            }
+            text += " degraded: " + dead.joined(separator: ", ")
+        }
+        return visible(text)
     }
 
-    /// `  connectivity full http://check.example/generate_204`, or `… limited (timeout) …`.
+    /// `dns ok`, or which servers fail: `dns degraded (10.96.0.11 timeout)`,
+    /// `dns failing (no-servers)`.
+    package static func dnsSummary(_ dns: DNSStatus) -> String {
+        var text = "dns \(dns.state.rawValue)"
+        let failing = dns.servers.filter { $0.state == .failing }
+        if !failing.isEmpty {
+            let shown = failing.prefix(3).map { "\($0.address) \($0.reason?.rawValue ?? $0.state.rawValue)" }
+            let more = failing.count > shown.count ? ["+\(failing.count - shown.count) more"] : []
+            text += " (" + (shown + more).joined(separator: ", ") + ")"
+        } else if let reason = dns.reason {
+            text += " (\(reason.rawValue))"
+        }
+        return visible(text)
+    }
+
+    /// `  target db tcp://db.internal:5432 reachable via eth0 [198.18.1.10]`, or
+    /// `… unreachable (no-route) [198.18.1.10]`; with each family once they are known:
+    /// `… reachable degraded via eth0 [198.18.1.10, 2001:db8::10]; ipv4 reachable, ipv6 unreachable (timeout)`.
+    package static func line(_ target: TargetStatus) -> String {
+        var parts = ["  target", target.name, target.url, stateText(target.state.rawValue, target.reason)]
+        if target.degraded { parts.append("degraded") }
+        if let interface = target.interface { parts.append("via \(interface)") }
+        if !target.addresses.isEmpty { parts.append(addressList(target.addresses)) }
+        let families = AddressFamily.allCases.compactMap { family in target[family].map { familyText(family, $0) } }
+        let text = parts.joined(separator: " ") + (families.isEmpty ? "" : "; " + families.joined(separator: ", "))
+        return visible(text)
+    }
+
+    /// `  connectivity full http://check.example/generate_204`, or `… limited (timeout) …`; with
+    /// each family once checked: `…; ipv4 full, ipv6 limited (timeout)`.
     package static func line(_ connectivity: ConnectivityStatus) -> String {
-        let state = stateText(connectivity.state.rawValue, connectivity.reason)
-        return visible((["  connectivity", state] + (connectivity.url.map { [$0] } ?? [])).joined(separator: " "))
+        var parts = ["  connectivity", stateText(connectivity.state.rawValue, connectivity.reason)]
+        if connectivity.degraded { parts.append("degraded") }
+        if let url = connectivity.url { parts.append(url) }
+        let families = AddressFamily.allCases.compactMap { family in
+            connectivity[family].map { familyText(family, $0) }
+        }
+        let text = parts.joined(separator: " ") + (families.isEmpty ? "" : "; " + families.joined(separator: ", "))
+        return visible(text)
+    }
+
+    /// The families of a degraded target that are down: `ipv6 timeout`.
+    private static func deadFamilies(_ target: TargetStatus) -> [String] {
+        AddressFamily.allCases.compactMap { family in
+            target[family].flatMap { status in
+                status.state == .unreachable
+                    ? "\(family.rawValue) \(status.reason?.rawValue ?? status.state.rawValue)" : nil
+            }
+        }
+    }
+
+    /// `ipv6 unreachable (timeout)`.
+    private static func familyText(_ family: AddressFamily, _ status: TargetFamilyStatus) -> String {
+        "\(family.rawValue) " + stateText(status.state.rawValue, status.reason)
+    }
+
+    /// `ipv6 limited (timeout)`.
+    private static func familyText(_ family: AddressFamily, _ status: ConnectivityFamilyStatus) -> String {
+        "\(family.rawValue) " + stateText(status.state.rawValue, status.reason)
     }
 
     /// `unreachable (no-route)`, or just the state when there is no reason.

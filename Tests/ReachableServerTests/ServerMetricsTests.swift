@@ -57,13 +57,29 @@ struct ServerMetricsTests {
 
     private static func document(
         _ state: NetworkPath.State = .reachable, interfaces: [InterfaceStatus] = [eth0(), wlan0],
-        targets: [TargetStatus] = [], connectivity: ConnectivityStatus? = nil, sequence: UInt64 = 1
+        targets: [TargetStatus] = [], connectivity: ConnectivityStatus? = nil, dns: DNSStatus? = nil,
+        sequence: UInt64 = 1
     ) -> ReachabilityStatus {
         ReachabilityStatus(
             path: NetworkPath(
                 state: state, ipv4: state == .reachable, ipv6: false,
                 transport: TransportSet(ethernet: state == .reachable), isDataMetered: false, interfaces: interfaces),
-            targets: targets, connectivity: connectivity, sequence: sequence, changedAt: since)
+            targets: targets, connectivity: connectivity, dns: dns, sequence: sequence, changedAt: since)
+    }
+
+    /// A dual-stack target whose IPv6 is dead: reachable, degraded.
+    private static let degradedWeb = TargetStatus(
+        name: "web", url: "https://web.test/", state: .reachable, addresses: ["198.18.1.10", "2001:db8::10"],
+        interface: "eth0", since: since,
+        ipv4: TargetFamilyStatus(state: .reachable, address: "198.18.1.10", interface: "eth0"),
+        ipv6: TargetFamilyStatus(state: .unreachable, reason: .timeout, address: "2001:db8::10", interface: "eth0"),
+        degraded: true)
+
+    private static func dns(_ servers: [NameserverStatus]) -> DNSStatus {
+        var dns = DNSStatus(
+            state: .unknown, name: "kubernetes.default.svc.cluster.local.", since: since, servers: servers)
+        dns.deriveOverall(at: since)
+        return dns
     }
 
     private func render(_ metrics: ServerMetrics, sseClients: Int = 0) -> Exposition {
@@ -73,7 +89,9 @@ struct ServerMetricsTests {
     @Test func everyFamilyHasHelpAndAType() {
         let metrics = ServerMetrics(version: "1.2.3")
         metrics.update(
-            Self.document(targets: [TargetStatus(name: "db", url: "tcp://db.test:5432", since: Self.since)]))
+            Self.document(
+                targets: [TargetStatus(name: "db", url: "tcp://db.test:5432", since: Self.since), Self.degradedWeb],
+                dns: Self.dns([NameserverStatus(address: "10.96.0.10", state: .answering, since: Self.since)])))
         let text = render(metrics)
         let families = [
             "reachd_build_info", "reachd_state", "reachd_family_reachable", "reachd_transport_active",
@@ -82,6 +100,10 @@ struct ServerMetricsTests {
             "reachd_target_probe_duration_seconds", "reachd_connectivity_state", "reachd_sse_clients",
             "reachd_sse_events_sent_total", "reachd_netlink_messages_total",
             "reachd_netlink_malformed_messages_total", "reachd_netlink_resyncs_total", "reachd_http_requests_total",
+            "reachd_target_family_up", "reachd_target_transitions_total", "reachd_target_probe_failures_total",
+            "reachd_config_last_reload_successful", "reachd_config_last_reload_success_timestamp_seconds",
+            "reachd_connectivity_family_state", "reachd_dns_state", "reachd_dns_server_up",
+            "reachd_dns_query_duration_seconds",
         ]
         #expect(Set(text.type.keys) == Set(families))
         for family in families {
@@ -93,6 +115,7 @@ struct ServerMetricsTests {
                 (type == "counter") == family.hasSuffix("_total"), "\(family): counters and only they end in _total")
         }
         #expect(text.type["reachd_target_probe_duration_seconds"] == "histogram")
+        #expect(text.type["reachd_dns_query_duration_seconds"] == "histogram")
         let buildInfo = text.series(of: "reachd_build_info")
         #expect(buildInfo.count == 1)
         #expect(buildInfo.first?.hasPrefix(#"reachd_build_info{version="1.2.3",libmicrohttpd=""#) == true)
@@ -113,6 +136,12 @@ struct ServerMetricsTests {
         }
         for state in ["disabled", "unknown", "none", "limited", "portal", "full"] {
             #expect(text["reachd_connectivity_state", [("state", state)]] == 0)
+            for family in ["ipv4", "ipv6"] {
+                #expect(text["reachd_connectivity_family_state", [("family", family), ("state", state)]] == 0)
+            }
+        }
+        for state in ["disabled", "unknown", "ok", "degraded", "failing"] {
+            #expect(text["reachd_dns_state", [("state", state)]] == 0)
         }
         let requests: [(String, String)] = [
             ("status", "200"), ("events", "200"), ("liveness", "200"), ("liveness", "503"), ("readiness", "200"),
@@ -127,6 +156,14 @@ struct ServerMetricsTests {
         ] {
             #expect(text[counter] == 0)
         }
+    }
+
+    @Test func theConfigurationReadAtStartCountsAsASuccessfulReload() {
+        let started = Date(timeIntervalSince1970: 1_763_700_100.5)
+        let text = render(ServerMetrics(configured: started))
+        #expect(text["reachd_config_last_reload_successful"] == 1)
+        #expect(text["reachd_config_last_reload_success_timestamp_seconds"] == 1_763_700_100.5)
+        #expect(text.type["reachd_config_last_reload_successful"] == "gauge")
     }
 
     @Test func theDocumentSetsTheGauges() {
@@ -224,8 +261,8 @@ struct ServerMetricsTests {
     @Test func probeDurationsFillTheHistogram() {
         let metrics = ServerMetrics()
         metrics.update(Self.document(targets: [TargetStatus(name: "db", url: "tcp://db.test:1", since: Self.since)]))
-        metrics.recordProbe(target: "db", duration: .milliseconds(20))
-        metrics.recordProbe(target: "db", duration: .seconds(4))
+        metrics.recordProbe(target: "db", duration: .milliseconds(20), failure: nil)
+        metrics.recordProbe(target: "db", duration: .seconds(4), failure: .timeout)
         let text = render(metrics)
         let db = [("target", "db")]
         #expect(text["reachd_target_probe_duration_seconds_count", db] == 2)
@@ -234,6 +271,200 @@ struct ServerMetricsTests {
         #expect(text["reachd_target_probe_duration_seconds_bucket", db + [("le", "0.025")]] == 1)
         #expect(text["reachd_target_probe_duration_seconds_bucket", db + [("le", "5.0")]] == 2)
         #expect(text["reachd_target_probe_duration_seconds_bucket", db + [("le", "+Inf")]] == 2)
+    }
+
+    @Test func everyTargetHasEveryFailureReasonFromItsFirstDocument() {
+        let metrics = ServerMetrics()
+        metrics.update(Self.document(targets: [TargetStatus(name: "db", url: "tcp://db.test:1", since: Self.since)]))
+        var text = render(metrics)
+        let reasons = ["dns", "no-route", "timeout", "refused", "http-status", "tls", "error"]
+        for reason in reasons {
+            #expect(
+                text["reachd_target_probe_failures_total", [("target", "db"), ("reason", reason)]] == 0, "\(reason)")
+        }
+        #expect(text.series(of: "reachd_target_probe_failures_total").count == reasons.count)
+        #expect(text["reachd_target_transitions_total", [("target", "db")]] == 0)
+
+        // Each family's probe counts; a success counts no failure.
+        metrics.recordProbe(target: "db", duration: .milliseconds(3), failure: .refused)
+        metrics.recordProbe(target: "db", duration: .milliseconds(3), failure: .refused)
+        metrics.recordProbe(target: "db", duration: .seconds(3), failure: .timeout)
+        metrics.recordProbe(target: "db", duration: .milliseconds(3), failure: nil)
+        text = render(metrics)
+        let db = [("target", "db")]
+        #expect(text["reachd_target_probe_failures_total", db + [("reason", "refused")]] == 2)
+        #expect(text["reachd_target_probe_failures_total", db + [("reason", "timeout")]] == 1)
+        #expect(text["reachd_target_probe_failures_total", db + [("reason", "dns")]] == 0)
+        #expect(text["reachd_target_probe_duration_seconds_count", db] == 4)
+    }
+
+    @Test func everyChangeOfATargetsStateIsATransition() {
+        let metrics = ServerMetrics()
+        var db = TargetStatus(name: "db", url: "tcp://db.test:1", since: Self.since)
+        let api = TargetStatus(name: "api", url: "tcp://api.test:1", since: Self.since)
+        var sequence: UInt64 = 1
+        func publish() {
+            metrics.update(Self.document(targets: [db, api], sequence: sequence))
+            sequence += 1
+        }
+        publish()  // unknown: where every target starts
+        for state in [TargetStatus.State.reachable, .reachable, .unreachable, .unreachable, .reachable] {
+            db.state = state
+            db.reason = state == .unreachable ? .timeout : nil
+            publish()
+        }
+        db.reason = .refused  // the reason alone is no transition
+        db.state = .unreachable
+        publish()
+        db.reason = .timeout
+        publish()
+        let text = render(metrics)
+        #expect(text["reachd_target_transitions_total", [("target", "db")]] == 4)
+        #expect(text["reachd_target_transitions_total", [("target", "api")]] == 0)
+        #expect(text.type["reachd_target_transitions_total"] == "counter")
+    }
+
+    @Test func aFamilySeriesIsPresentWhileTheTargetHasAddressesOfIt() {
+        let metrics = ServerMetrics()
+        var web = Self.degradedWeb
+        metrics.update(Self.document(targets: [web]))
+        var text = render(metrics)
+        #expect(text["reachd_target_family_up", [("target", "web"), ("family", "ipv4")]] == 1)
+        #expect(text["reachd_target_family_up", [("target", "web"), ("family", "ipv6")]] == 0)
+        #expect(text["reachd_target_up", [("target", "web")]] == 1)
+
+        // The name lost its AAAA record: the IPv6 series goes.
+        web.addresses = ["198.18.1.10"]
+        web.ipv6 = nil
+        web.degraded = false
+        metrics.update(Self.document(targets: [web], sequence: 2))
+        text = render(metrics)
+        #expect(text.series(of: "reachd_target_family_up") == [#"reachd_target_family_up{target="web",family="ipv4"}"#])
+
+        // The name does not resolve: no family at all (and the family's HELP goes with it).
+        web.addresses = []
+        web.ipv4 = nil
+        web.state = .unreachable
+        web.reason = .dns
+        metrics.update(Self.document(targets: [web], sequence: 3))
+        text = render(metrics)
+        #expect(text.series(of: "reachd_target_family_up").isEmpty)
+        #expect(text["reachd_target_up", [("target", "web")]] == 0)
+
+        // Back, IPv6 only.
+        web.addresses = ["2001:db8::10"]
+        web.ipv6 = TargetFamilyStatus(state: .reachable, address: "2001:db8::10", interface: "eth0")
+        web.state = .reachable
+        web.reason = nil
+        metrics.update(Self.document(targets: [web], sequence: 4))
+        text = render(metrics)
+        #expect(text.series(of: "reachd_target_family_up") == [#"reachd_target_family_up{target="web",family="ipv6"}"#])
+        #expect(text["reachd_target_family_up", [("target", "web"), ("family", "ipv6")]] == 1)
+    }
+
+    @Test func connectivityShowsTheStateOfEachFamily() {
+        let metrics = ServerMetrics()
+        let check = ConnectivityStatus(
+            state: .full, url: "http://check.test/", since: Self.since, ipv4: ConnectivityFamilyStatus(state: .full),
+            ipv6: ConnectivityFamilyStatus(state: .limited, reason: .timeout), degraded: true)
+        metrics.update(Self.document(connectivity: check))
+        var text = render(metrics)
+        let states = ["disabled", "unknown", "none", "limited", "portal", "full"]
+        for state in states {
+            #expect(
+                text["reachd_connectivity_family_state", [("family", "ipv4"), ("state", state)]]
+                    == (state == "full" ? 1 : 0))
+            #expect(
+                text["reachd_connectivity_family_state", [("family", "ipv6"), ("state", state)]]
+                    == (state == "limited" ? 1 : 0))
+        }
+        #expect(text["reachd_connectivity_state", [("state", "full")]] == 1)
+
+        // The host lost its IPv6 address: that family has no state, every series of it reads 0.
+        var ipv4Only = check
+        ipv4Only.ipv6 = nil
+        ipv4Only.degraded = false
+        metrics.update(Self.document(connectivity: ipv4Only, sequence: 2))
+        text = render(metrics)
+        for state in states {
+            #expect(text["reachd_connectivity_family_state", [("family", "ipv6"), ("state", state)]] == 0)
+        }
+        #expect(text["reachd_connectivity_family_state", [("family", "ipv4"), ("state", "full")]] == 1)
+    }
+
+    @Test func dnsShowsItsStateAndEachServerWhileResolvConfListsIt() {
+        let metrics = ServerMetrics()
+        metrics.update(Self.document())
+        #expect(render(metrics)["reachd_dns_state", [("state", "disabled")]] == 1)
+
+        let answering = NameserverStatus(address: "10.96.0.10", state: .answering, since: Self.since)
+        let silent = NameserverStatus(address: "10.96.0.11", state: .failing, reason: .timeout, since: Self.since)
+        metrics.update(Self.document(dns: Self.dns([answering, silent]), sequence: 2))
+        metrics.recordNameserverQuery(server: "10.96.0.10", duration: .microseconds(800))
+        metrics.recordNameserverQuery(server: "10.96.0.10", duration: .milliseconds(7))
+        metrics.recordNameserverQuery(server: "10.96.0.11", duration: .seconds(2))
+        var text = render(metrics)
+        for state in ["disabled", "unknown", "ok", "degraded", "failing"] {
+            #expect(text["reachd_dns_state", [("state", state)]] == (state == "degraded" ? 1 : 0), "\(state)")
+        }
+        #expect(text["reachd_dns_server_up", [("server", "10.96.0.10")]] == 1)
+        #expect(text["reachd_dns_server_up", [("server", "10.96.0.11")]] == 0)
+        let first = [("server", "10.96.0.10")]
+        #expect(text["reachd_dns_query_duration_seconds_count", first] == 2)
+        #expect(text["reachd_dns_query_duration_seconds_bucket", first + [("le", "0.001")]] == 1)
+        #expect(text["reachd_dns_query_duration_seconds_bucket", first + [("le", "0.01")]] == 2)
+        #expect(text["reachd_dns_query_duration_seconds_bucket", [("server", "10.96.0.11"), ("le", "1.0")]] == 0)
+        #expect(text["reachd_dns_query_duration_seconds_bucket", [("server", "10.96.0.11"), ("le", "2.5")]] == 1)
+
+        // resolv.conf rewritten: the second server is gone, a third is new (not asked yet).
+        let third = NameserverStatus(address: "2001:db8::53", since: Self.since)
+        metrics.update(Self.document(dns: Self.dns([answering, third]), sequence: 3))
+        text = render(metrics)
+        #expect(text["reachd_dns_server_up", [("server", "10.96.0.11")]] == nil)
+        #expect(text.series(of: "reachd_dns_query_duration_seconds").allSatisfy { !$0.contains("10.96.0.11") })
+        #expect(text["reachd_dns_server_up", [("server", "2001:db8::53")]] == 0)
+        #expect(text["reachd_dns_query_duration_seconds_count", [("server", "2001:db8::53")]] == 0)
+        #expect(text["reachd_dns_state", [("state", "degraded")]] == 1)
+
+        // None listed: failing (no-servers), and no server series.
+        metrics.update(Self.document(dns: Self.dns([]), sequence: 4))
+        text = render(metrics)
+        #expect(text["reachd_dns_state", [("state", "failing")]] == 1)
+        #expect(text.series(of: "reachd_dns_server_up").isEmpty)
+        #expect(text.series(of: "reachd_dns_query_duration_seconds").isEmpty)
+    }
+
+    /// Prometheus' own linter on the text with every family populated (the e2e test lints a
+    /// running reachd, whose document has no families or nameservers without the probes).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool")))
+    func promtoolFindsNothingToLint() throws {
+        let metrics = ServerMetrics(version: "1.2.3")
+        let check = ConnectivityStatus(
+            state: .full, url: "http://check.test/", since: Self.since, ipv4: ConnectivityFamilyStatus(state: .full),
+            ipv6: ConnectivityFamilyStatus(state: .limited, reason: .timeout), degraded: true)
+        let servers = [
+            NameserverStatus(address: "10.96.0.10", state: .answering, since: Self.since),
+            NameserverStatus(address: "2001:db8::53", state: .failing, reason: .servfail, since: Self.since),
+        ]
+        metrics.update(Self.document(targets: [Self.degradedWeb], connectivity: check, dns: Self.dns(servers)))
+        metrics.recordProbe(target: "web", duration: .milliseconds(12), failure: .timeout)
+        metrics.recordNameserverQuery(server: "10.96.0.10", duration: .milliseconds(1))
+        let text = metrics.render(sseClients: 1)
+
+        let promtool = Process()
+        promtool.executableURL = URL(fileURLWithPath: "/usr/bin/promtool")
+        promtool.arguments = ["check", "metrics"]
+        let input = Pipe()
+        let output = Pipe()
+        promtool.standardInput = input
+        promtool.standardOutput = output
+        promtool.standardError = output
+        try promtool.run()
+        input.fileHandleForWriting.write(Data(text))
+        try input.fileHandleForWriting.close()
+        let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        promtool.waitUntilExit()
+        #expect(promtool.terminationStatus == 0 && said.isEmpty, "promtool check metrics: \(said)")
     }
 
     @Test func requestsAreCountedByRouteAndCodeNeverByPath() {

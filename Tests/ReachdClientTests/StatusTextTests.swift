@@ -56,3 +56,121 @@ struct StatusTextControlCharacterTests {
         #expect(StatusText.line(interface) == "  lan-ü (ethernet) down")
     }
 }
+
+/// Per family, `degraded` and DNS: one line per thing, the families only once the document has them.
+struct StatusTextFamilyTests {
+    private static let since = Date(timeIntervalSince1970: 1_795_000_000)
+
+    private static let web = TargetStatus(
+        name: "web", url: "https://web.test/", state: .reachable, addresses: ["198.18.1.10", "2001:db8::10"],
+        interface: "eth0", since: since,
+        ipv4: TargetFamilyStatus(state: .reachable, address: "198.18.1.10", interface: "eth0"),
+        ipv6: TargetFamilyStatus(state: .unreachable, reason: .timeout, address: "2001:db8::10", interface: "eth0"),
+        degraded: true)
+
+    private static func document(
+        targets: [TargetStatus] = [], connectivity: ConnectivityStatus? = nil, dns: DNSStatus? = nil
+    ) -> ReachabilityStatus {
+        ReachabilityStatus(
+            path: NetworkPath(state: .reachable, ipv4: true, transport: TransportSet(ethernet: true)),
+            targets: targets, connectivity: connectivity, dns: dns, sequence: 4, changedAt: since)
+    }
+
+    @Test func aTargetLineShowsEachFamilyAndDegraded() {
+        #expect(
+            StatusText.line(Self.web)
+                == "  target web https://web.test/ reachable degraded via eth0 [198.18.1.10, 2001:db8::10]; "
+                + "ipv4 reachable, ipv6 unreachable (timeout)")
+        let literal = TargetStatus(
+            name: "db", url: "tcp://198.18.1.10:5432", state: .unreachable, reason: .noRoute,
+            addresses: ["198.18.1.10"], since: Self.since, ipv4: .noRoute)
+        #expect(
+            StatusText.line(literal)
+                == "  target db tcp://198.18.1.10:5432 unreachable (no-route) [198.18.1.10]; ipv4 unreachable (no-route)"
+        )
+        // Not resolved: no family at all, the line as before.
+        let unresolved = TargetStatus(
+            name: "nx", url: "host://nx.test", state: .unreachable, reason: .dns, since: Self.since)
+        #expect(StatusText.line(unresolved) == "  target nx host://nx.test unreachable (dns)")
+    }
+
+    @Test func theSummaryNamesDegradedTargetsAfterTheUnreachableOnes() {
+        let down = TargetStatus(name: "db", url: "tcp://db:1", state: .unreachable, reason: .refused, since: Self.since)
+        #expect(
+            StatusText.targetsSummary([Self.web, down])
+                == "targets 1/2 reachable (db refused, web degraded: ipv6 timeout)")
+        var healthy = Self.web
+        healthy.ipv6?.state = .reachable
+        healthy.ipv6?.reason = nil
+        healthy.degraded = false
+        #expect(StatusText.targetsSummary([healthy]) == "targets 1/1 reachable")
+    }
+
+    @Test func connectivityShowsEachFamilyAndDegraded() {
+        let check = ConnectivityStatus(
+            state: .full, url: "http://check.test/generate_204", since: Self.since,
+            ipv4: ConnectivityFamilyStatus(state: .full),
+            ipv6: ConnectivityFamilyStatus(state: .limited, reason: .timeout),
+            degraded: true)
+        #expect(
+            StatusText.line(check)
+                == "  connectivity full degraded http://check.test/generate_204; ipv4 full, ipv6 limited (timeout)")
+        #expect(StatusText.connectivitySummary(check) == "connectivity full degraded: ipv6 limited (timeout)")
+        let limited = ConnectivityStatus(
+            state: .limited, url: "http://check.test/", reason: .timeout, since: Self.since,
+            ipv4: ConnectivityFamilyStatus(state: .limited, reason: .timeout))
+        #expect(StatusText.connectivitySummary(limited) == "connectivity limited (timeout)")
+        #expect(
+            StatusText.line(limited) == "  connectivity limited (timeout) http://check.test/; ipv4 limited (timeout)")
+    }
+
+    @Test(arguments: [
+        ([NameserverStatus.State.answering, .answering], "dns ok"),
+        ([.answering, .failing], "dns degraded (10.0.0.2 timeout)"),
+        ([.failing, .failing], "dns failing (10.0.0.1 timeout, 10.0.0.2 timeout)"),
+        ([.unknown, .unknown], "dns unknown"),
+        ([], "dns failing (no-servers)"),
+    ])
+    func dnsShowsItsStateAndTheFailingServers(states: [NameserverStatus.State], expected: String) {
+        let servers = states.enumerated().map { index, state in
+            NameserverStatus(
+                address: "10.0.0.\(index + 1)", state: state, reason: state == .failing ? .timeout : nil,
+                since: Self.since)
+        }
+        var dns = DNSStatus(
+            state: .unknown, name: "kubernetes.default.svc.cluster.local.", since: Self.since, servers: servers)
+        dns.deriveOverall(at: Self.since)
+        #expect(StatusText.dnsSummary(dns) == expected)
+        #expect(StatusText.summary(Self.document(dns: dns)).hasSuffix(", " + expected))
+    }
+
+    @Test func manyFailingServersShowTheFirstFew() {
+        let servers = (1...5).map {
+            NameserverStatus(address: "10.0.0.\($0)", state: .failing, reason: .refused, since: Self.since)
+        }
+        let dns = DNSStatus(state: .failing, name: "a.test.", reason: .refused, since: Self.since, servers: servers)
+        #expect(
+            StatusText.dnsSummary(dns) == "dns failing (10.0.0.1 refused, 10.0.0.2 refused, 10.0.0.3 refused, +2 more)")
+    }
+
+    @Test func theSummaryHasOnePartPerThing() {
+        let check = ConnectivityStatus(state: .full, url: "http://check.test/", since: Self.since)
+        let dns = DNSStatus(
+            state: .ok, name: "a.test.", since: Self.since,
+            servers: [NameserverStatus(address: "10.0.0.1", state: .answering, since: Self.since)])
+        #expect(
+            StatusText.summary(Self.document(targets: [Self.web], connectivity: check, dns: dns))
+                == "2026-11-18T11:06:40.000Z #4 reachable ipv4 via ethernet, targets 1/1 reachable (web degraded: ipv6 timeout), "
+                + "connectivity full, dns ok")
+        // Disabled DNS says nothing, as a disabled connectivity check.
+        #expect(!StatusText.summary(Self.document()).contains("dns"))
+    }
+
+    @Test func serverAddressesFromResolvConfAreShownEscaped() {
+        let dns = DNSStatus(
+            state: .failing, name: "a.test.", reason: .error, since: Self.since,
+            servers: [NameserverStatus(address: "fe80::1%e\u{1B}0", state: .failing, reason: .error, since: Self.since)]
+        )
+        #expect(StatusText.dnsSummary(dns) == "dns failing (fe80::1%e\\x1b0 error)")
+    }
+}

@@ -278,6 +278,11 @@ OPTIONS = {
     "connectivity-response": ("REACHD_CONNECTIVITY_RESPONSE", None),
     "connectivity-interval": ("REACHD_CONNECTIVITY_INTERVAL", "300"),
     "connectivity-timeout": ("REACHD_CONNECTIVITY_TIMEOUT", "5"),
+    "target-successes": ("REACHD_TARGET_SUCCESSES", "1"),
+    "dns-check": ("REACHD_DNS_CHECK", "none"),
+    "dns-interval": ("REACHD_DNS_INTERVAL", "10"),
+    "dns-timeout": ("REACHD_DNS_TIMEOUT", "2"),
+    "dns-failures": ("REACHD_DNS_FAILURES", "3"),
     "log-level": ("REACHD_LOG_LEVEL", "info"),
     "log-format": ("REACHD_LOG_FORMAT", "text"),
 }
@@ -327,9 +332,10 @@ def test_a_comma_separated_targets_variable_names_the_separator():
 
 def test_a_malformed_variable_is_refused_naming_it_and_a_malformed_flag_naming_the_flag():
     # Any text is a pattern (or an expected response: refused only without a URL, below; "garbage"
-    # is a host name for --allowed-hosts, whose refusals test_host_header.py checks).
+    # is a host name for --allowed-hosts, whose refusals test_host_header.py checks, and a DNS
+    # name for --dns-check, refused below).
     for flag, (variable, _) in OPTIONS.items():
-        if flag in ("metered-interfaces", "connectivity-response", "allowed-hosts"):
+        if flag in ("metered-interfaces", "connectivity-response", "allowed-hosts", "dns-check"):
             continue
         result = run(env={variable: "garbage"})
         assert result.returncode == 64, (variable, result.stdout, result.stderr)
@@ -448,16 +454,27 @@ def test_a_connectivity_response_needs_a_url_and_a_bounded_length():
 
 
 def test_probe_timings_out_of_bounds_are_refused_naming_the_flag():
+    # Every interval and timeout takes a positive number of seconds, every count an integer of
+    # at least 1 (and each has a bound: `inf` seconds once crashed reachd at start).
     for flag, values in {
         "target-interval": ["0", "-1", "0.05", "86401", "nan", "inf", "ten"],
         "target-timeout": ["0", "-3", "601", "inf"],
         "target-failures": ["0", "-1", "1.5", "1001"],
+        "target-successes": ["0", "-1", "1.5", "1001", "one", ""],
         "connectivity-interval": ["0", "-300", "86401", "inf"],
         "connectivity-timeout": ["0", "601", "nan"],
+        "dns-interval": ["0", "-1", "0.05", "86401", "nan", "inf", "ten"],
+        "dns-timeout": ["0", "-2", "601", "inf", "nan"],
+        "dns-failures": ["0", "-1", "2.5", "1001", "three"],
+        "heartbeat": ["0", "-1", "0.01", "inf", "nan", "1e300"],
+        "shutdown-timeout": ["0", "-1", "inf", "nan", "1e300"],
+        "connection-timeout": ["0", "-1", "1.5", "86401", "5000000000"],
     }.items():
         variable = OPTIONS[flag][0]
         for value in values:
             assert f"--{flag}" in refused(f"--{flag}", value), (flag, value)
+            if value == "":
+                continue  # an empty variable counts as unset
             stderr = refused(env={variable: value})
             assert f"{variable}={value}" in stderr and f"--{flag}" in stderr, (flag, value, stderr)
 
@@ -466,6 +483,71 @@ def test_the_probe_timings_accept_their_bounds():
     with Reachd("--target-interval", "0.1", "--target-timeout", "600", "--target-failures", "1",
                 "--connectivity-interval", "86400", "--connectivity-timeout", "0.1"):
         pass
+    # Without --dns-check nothing is asked: the DNS timings are only read.
+    with Reachd("--target-successes", "1000", "--dns-interval", "0.1", "--dns-timeout", "600",
+                "--dns-failures", "1000", "--heartbeat", "86400", "--shutdown-timeout", "0.05",
+                "--connection-timeout", "86400"):
+        pass
+    with Reachd("--dns-interval", "86400", "--dns-timeout", "0.1", "--dns-failures", "1",
+                env={"REACHD_TARGET_SUCCESSES": "7"}):
+        pass
+
+
+MALFORMED_DNS_NAMES = [
+    ".",  # the root: no label
+    "..",
+    ".example.test",  # an empty first label
+    "a..test",
+    "example.test..",  # two trailing dots
+    "a b.test",
+    "a/b.test",
+    "*.test",
+    "a.test:53",
+    "http://a.test",
+    "bücher.test",  # not in its ASCII form (xn--bcher-kva.test)
+    "a\tb.test",
+    "x" * 64 + ".test",  # a label of 64
+    ".".join(["a" * 63] * 4),  # 255 characters
+    ".".join(["a" * 63] * 3) + "." + "a" * 62,  # 254
+]
+
+# At the limits: a label of 63, 253 characters (254 with the trailing dot), underscores, digits.
+VALID_DNS_NAMES = [
+    "kubernetes.default.svc.cluster.local.",
+    "x" * 63 + ".test",
+    ".".join(["a" * 63] * 3) + "." + "a" * 61,
+    ".".join(["a" * 63] * 3) + "." + "a" * 61 + ".",
+    "_dns._udp.example.test",
+    "localhost",
+    "0-9.test",
+]
+
+
+def test_every_malformed_dns_check_name_is_refused_naming_the_option():
+    for name in MALFORMED_DNS_NAMES:
+        stderr = refused("--dns-check", name)
+        assert "--dns-check" in stderr and "DNS name" in stderr, (name, stderr)
+        stderr = refused(env={"REACHD_DNS_CHECK": name})
+        assert f"REACHD_DNS_CHECK={name}" in stderr and "--dns-check" in stderr, (name, stderr)
+
+
+def test_a_valid_dns_check_name_passes_its_own_check():
+    # Refused for something else (a target condition that names no target, checked after the
+    # name): the name itself passed, and reachd never started asking anyone for it.
+    for name in VALID_DNS_NAMES:
+        for args, env in [(("--dns-check", name), {}), ((), {"REACHD_DNS_CHECK": name})]:
+            stderr = refused(*args, "--ready-when", "target:none", env=env)
+            assert "target:none" in stderr and "dns-check" not in stderr, (name, stderr)
+
+
+def test_ready_when_dns_without_a_dns_check_is_refused():
+    stderr = refused("--ready-when", "reachable,dns")
+    assert "dns needs --dns-check" in stderr and "REACHD_DNS_CHECK" in stderr and "never" in stderr, stderr
+    stderr = refused(env={"REACHD_READY_WHEN": "dns"})
+    assert "REACHD_READY_WHEN" in stderr and "--dns-check" in stderr, stderr
+    # An empty flag wins over the variable: no check, so the condition could never hold.
+    stderr = refused("--ready-when", "dns", "--dns-check", "", env={"REACHD_DNS_CHECK": "a.test."})
+    assert "dns needs --dns-check" in stderr, stderr
 
 
 def test_every_malformed_ready_when_is_refused_naming_it():

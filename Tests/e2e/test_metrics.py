@@ -25,6 +25,7 @@ import pytest
 
 import netns
 from conftest import http, wait_until
+from reachd_process import free_port
 
 PROMTOOL = shutil.which("promtool")
 PROMETHEUS = shutil.which("prometheus")
@@ -137,6 +138,34 @@ def test_requests_are_counted_by_route_never_by_path(reachd):
     routes = {dict(re.findall(r'(\w+)="([^"]*)"', key)).get("route")
               for key in samples(after) if key.startswith("reachd_http_requests_total{")}
     assert routes <= {"status", "events", "liveness", "readiness", "metrics", "not_found", "invalid", "page", "preflight"}
+
+
+def test_a_target_has_its_series_from_the_start_and_every_part_of_the_document_its_own(reachd_factory):
+    # Loopback only: a closed port refuses at once, nothing leaves the host.
+    closed = free_port()
+    started = time.time()
+    server = reachd_factory("--target", f"self=tcp://127.0.0.1:{closed}", "--target-interval", "0.2")
+    wait_until(lambda: http(server.port, "GET", "/status").json()["targets"][0]["state"] == "unreachable", 10)
+    status = http(server.port, "GET", "/status").json()
+    text = metrics_text(server.port)
+    for reason in ("dns", "no-route", "timeout", "refused", "http-status", "tls", "error"):
+        assert value(text, "reachd_target_probe_failures_total", target="self", reason=reason) is not None, reason
+    assert value(text, "reachd_target_up", target="self") == 0
+    # unknown → unreachable: one change of state.
+    assert value(text, "reachd_target_transitions_total", target="self") == 1
+    for family in ("ipv4", "ipv6"):
+        present = status["targets"][0][family] is not None
+        assert (value(text, "reachd_target_family_up", target="self", family=family) is not None) == present, family
+        for state in ("disabled", "unknown", "none", "limited", "portal", "full"):
+            assert value(text, "reachd_connectivity_family_state", family=family, state=state) == 0
+    for state in ("disabled", "unknown", "ok", "degraded", "failing"):
+        assert value(text, "reachd_dns_state", state=state) == (state == "disabled")
+    assert "reachd_dns_server_up{" not in text and "reachd_dns_query_duration_seconds_bucket{" not in text
+    assert value(text, "reachd_config_last_reload_successful") == 1
+    assert started - 1 <= value(text, "reachd_config_last_reload_success_timestamp_seconds") <= time.time()
+    if PROMTOOL is not None:
+        result = promtool_check(text)
+        assert result.returncode == 0 and result.stdout == result.stderr == "", f"{result.stdout}{result.stderr}"
 
 
 @pytest.mark.netns

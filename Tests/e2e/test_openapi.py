@@ -8,10 +8,12 @@ taken from /work/main/.venv-test/bin when present, else from PATH).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +25,7 @@ openapi_spec_validator = pytest.importorskip(
 )
 
 from conftest import Conn, SSEClient, http  # noqa: E402
-from reachd_process import Reachd  # noqa: E402
+from reachd_process import Reachd, free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_PATH = ROOT / "openapi.yaml"
@@ -129,6 +131,79 @@ def test_first_event_matches_schema(spec, server):
     assert client.reader.retries[:1] == [2000]
     assert event.id == str(event.doc["sequence"])
     assert_valid(spec, "StatusDocument", event.doc)
+
+
+def test_status_with_a_target_and_a_check_matches_schema(spec):
+    # Loopback only: a closed port refuses at once, nothing leaves the host.
+    closed = free_port()
+    with Reachd("--target", f"self=tcp://127.0.0.1:{closed}", "--connectivity-url", f"http://127.0.0.1:{closed}/",
+                "--target-interval", "0.2") as instance:
+        deadline = time.monotonic() + 10
+        while True:
+            document = http(instance.port, "GET", "/status").json()
+            if document["targets"][0]["state"] != "unknown" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+    assert document["targets"][0]["state"] == "unreachable", document
+    assert_valid(spec, "StatusDocument", document)
+
+
+def family(state, reason=None, address=None, interface=None):
+    return {"state": state, "reason": reason, "address": address, "interface": interface}
+
+
+# The contract's examples of what the probes publish (DESIGN.md, "Partial failures"), whole.
+SINCE = "2026-11-25T06:00:00.000Z"
+FULL_DOCUMENT = {
+    "state": "reachable", "isReachable": True, "ipv4": True, "ipv6": True,
+    "transport": {"wifi": False, "cellular": False, "ethernet": True, "other": False}, "isDataMetered": False,
+    "interfaces": [], "sequence": 9, "changedAt": SINCE,
+    "targets": [
+        {"name": "db", "url": "tcp://db.internal:5432", "state": "reachable", "reason": None,
+         "addresses": ["198.18.1.10", "2001:db8:1::10"], "interface": "eth0", "since": SINCE,
+         "ipv4": family("reachable", None, "198.18.1.10", "eth0"),
+         "ipv6": family("unreachable", "timeout", "2001:db8:1::10", "eth0"), "degraded": True},
+        {"name": "v6", "url": "tcp://v6.internal:5432", "state": "unreachable", "reason": "no-route",
+         "addresses": ["2001:db8:1::11"], "interface": None, "since": SINCE,
+         "ipv4": None, "ipv6": family("unreachable", "no-route"), "degraded": False},
+        {"name": "nx", "url": "host://nx.internal", "state": "unreachable", "reason": "dns", "addresses": [],
+         "interface": None, "since": SINCE, "ipv4": None, "ipv6": None, "degraded": False},
+    ],
+    "connectivity": {"state": "full", "url": "http://check.example/generate_204", "reason": None, "since": SINCE,
+                     "ipv4": {"state": "full", "reason": None}, "ipv6": {"state": "limited", "reason": "timeout"},
+                     "degraded": True},
+    "dns": {"state": "degraded", "name": "kubernetes.default.svc.cluster.local.", "reason": None, "since": SINCE,
+            "servers": [{"address": "10.96.0.10", "state": "answering", "reason": None, "since": SINCE},
+                        {"address": "10.96.0.11", "state": "failing", "reason": "timeout", "since": SINCE}]},
+}
+
+
+def test_the_contracts_examples_match_the_schema(spec):
+    assert_valid(spec, "StatusDocument", FULL_DOCUMENT)
+    for reason in ("no-route", "timeout", "refused", "servfail", "error", "no-servers"):
+        dns = {"state": "failing", "name": "a.test.", "reason": reason, "since": SINCE, "servers": []}
+        assert_valid(spec, "DNS", dns)
+    assert_valid(spec, "DNS", {"state": "disabled", "name": None, "reason": None, "since": SINCE, "servers": []})
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d["targets"][0].pop("degraded"),
+    lambda d: d["targets"][0].pop("ipv6"),
+    lambda d: d["targets"][0].update(ipv4={"state": "reachable"}),
+    lambda d: d["targets"][0]["ipv6"].update(reason="servfail"),
+    lambda d: d["connectivity"].pop("degraded"),
+    lambda d: d["connectivity"].update(ipv6={"state": "disabled", "reason": None}),
+    lambda d: d.pop("dns"),
+    lambda d: d["dns"].update(state="up"),
+    lambda d: d["dns"].update(reason="dns"),
+    lambda d: d["dns"]["servers"][0].update(state="ok"),
+    lambda d: d["dns"]["servers"][0].pop("since"),
+], ids=["no-degraded", "no-ipv6", "family-incomplete", "family-dns-reason", "connectivity-no-degraded",
+        "connectivity-family-disabled", "no-dns", "dns-state", "dns-reason", "server-state", "server-since"])
+def test_the_schema_refuses_what_the_contract_does_not_allow(spec, change):
+    document = json.loads(json.dumps(FULL_DOCUMENT))
+    change(document)
+    assert list(validator_for(spec, "StatusDocument").iter_errors(document)), document
 
 
 @pytest.mark.parametrize("path", ["/healthz", "/livez", "/readyz"])

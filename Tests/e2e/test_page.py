@@ -13,6 +13,7 @@ external reference, chromium's background services are off, and the namespace ha
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -258,9 +259,137 @@ def browser(request):
         b.close()
 
 
-def open_page(b: Browser, server: Reachd) -> None:
+def open_page(b: Browser, server) -> None:
     b.driver.get(f"http://127.0.0.1:{server.port}/")
     b.wait_text("stream", "live", timeout=10)
+
+
+class DocumentServer:
+    """reachd's own page (its bytes and headers, Content-Security-Policy included, as a real reachd
+    in namespace `ns` serves them) with documents the test writes: `/status` answers the latest,
+    `/events` streams each `publish`. For documents this build's probes do not make yet (families,
+    `degraded`, nameservers), so the page's drawing of every field of the contract is tested."""
+
+    def __init__(self, ns: str, page, document: dict) -> None:
+        self.page = page
+        self.documents = [document]
+        self.changed = threading.Condition()
+        self.stopping = False
+        self.listener = netns.socket_in(ns)
+        self.listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.listener.settimeout(0.2)
+        self.port = self.listener.getsockname()[1]
+        self.clients: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def publish(self, document: dict) -> None:
+        with self.changed:
+            self.documents.append(document)
+            self.changed.notify_all()
+
+    def _accept(self) -> None:
+        while not self.stopping:
+            try:
+                client, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.clients.append(client)
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        try:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                data = client.recv(4096)
+                if not data:
+                    return
+                request += data
+            path = request.split(b" ")[1].decode().split("?")[0]
+            if path == "/events":
+                client.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                               b"Connection: close\r\n\r\nretry: 500\n\n")
+                sent = 0
+                while not self.stopping:
+                    with self.changed:
+                        self.changed.wait_for(lambda: len(self.documents) > sent or self.stopping, timeout=0.5)
+                        pending = self.documents[sent:]
+                    for document in pending:
+                        frame = f"id: {document['sequence']}\nevent: status\ndata: {json.dumps(document)}\n\n"
+                        client.sendall(frame.encode())
+                    sent += len(pending)
+                return
+            if path == "/status":
+                body, headers = json.dumps(self.documents[-1]).encode(), [("Content-Type", "application/json")]
+            elif path == "/":
+                body = self.page.body
+                headers = [(k, v) for k, v in self.page.headers if k.lower() in ("content-type", "content-security-policy")]
+            else:
+                body, headers = b"", []
+            head = f"HTTP/1.1 {200 if body else 404} X\r\nContent-Length: {len(body)}\r\nConnection: close\r\n"
+            head += "".join(f"{k}: {v}\r\n" for k, v in headers)
+            client.sendall(head.encode() + b"\r\n" + body)
+        except OSError:
+            pass
+        finally:
+            client.close()
+
+    def close(self) -> None:
+        self.stopping = True
+        with self.changed:
+            self.changed.notify_all()
+        self.listener.close()
+        for client in self.clients:
+            try:
+                client.close()
+            except OSError:
+                pass
+
+
+def target_rows(b: Browser) -> dict:
+    return {row.find_element(By.CLASS_NAME, "name").text: row
+            for row in b.driver.find_elements(By.CSS_SELECTOR, "#targets .row")}
+
+
+def family_lines(row) -> dict[str, str]:
+    return {line.get_attribute("data-family"): line.text for line in row.find_elements(By.CSS_SELECTOR, ".family")}
+
+
+def page_agrees_with(b: Browser, doc: dict) -> bool:
+    """Every target's families and `degraded`, connectivity's families and DNS with each server
+    as `doc` has them (a family that is null has no line)."""
+    rows = target_rows(b)
+    for target in doc["targets"]:
+        row = rows.get(target["name"])
+        if row is None or target["state"] not in row.text:
+            return False
+        if bool(row.find_elements(By.CSS_SELECTOR, ".degraded")) != target["degraded"]:
+            return False
+        lines = family_lines(row)
+        if set(lines) != {f for f in ("ipv4", "ipv6") if target[f]}:
+            return False
+        for family, line in lines.items():
+            wanted = target[family]
+            if wanted["state"] not in line or any(v not in line for v in (wanted["reason"], wanted["address"],
+                                                                           wanted["interface"]) if v):
+                return False
+    connectivity = b.driver.find_element(By.ID, "connectivity")
+    check = doc["connectivity"]
+    if set(family_lines(connectivity)) != {f for f in ("ipv4", "ipv6") if check[f]}:
+        return False
+    if bool(connectivity.find_elements(By.CSS_SELECTOR, ".degraded")) != check["degraded"]:
+        return False
+    dns = doc["dns"]
+    text = b.text("dns")
+    if not text.startswith(dns["state"]) or (dns["name"] and dns["name"] not in text):
+        return False
+    servers = [line.text for line in b.driver.find_elements(By.CSS_SELECTOR, "#dns .server")]
+    return len(servers) == len(dns["servers"]) and all(
+        server["address"] in line and server["state"] in line and (server["reason"] or "") in line
+        for server, line in zip(dns["servers"], servers))
 
 
 # --------------------------------------------------------------------------- tests
@@ -322,10 +451,16 @@ def test_page_shows_targets_and_connectivity(world, reachd_in, browser):
         "db": f"tcp://db.test:{web.port}",
         "cache": f"tcp://db.test:{closed}",
         "api": f"http://db.test:{web.port}/healthz",
-    }), "--connectivity-url", f"http://db.test:{web.port}/generate_204", "--target-interval", "2")
+    }), "--connectivity-url", f"http://db.test:{web.port}/generate_204", "--target-interval", "2",
+        "--dns-check", "db.test.")
     b = browser(world.client.name)
     open_page(b, server)
     b.wait_for(lambda: "full" in b.text("connectivity") and "refused" in b.text("targets"), 10, "probe results")
+    # Each family, `degraded` and DNS with its servers, as /status has them (read again each
+    # time: the probes keep going).
+    b.wait_for(lambda: page_agrees_with(b, get_status(server.port, ns=world.client.name)), 10,
+               "families, degraded and DNS as in /status")
+    assert "db.test." in b.text("dns")
     targets = b.text("targets")
     for expected in ("db", "cache", "api", "refused", f"tcp://db.test:{closed}", world.db_ip, world.link):
         assert expected in targets, (expected, targets)
@@ -351,6 +486,101 @@ def test_page_shows_targets_and_connectivity(world, reachd_in, browser):
         if path := os.environ.get(variable):
             b.screenshot(path, width)
             print(f"screenshot: {path}")
+
+
+def test_page_shows_each_family_degraded_and_every_nameserver(veth, reachd_factory, browser):
+    server = reachd_factory(netns=veth.ns.name)
+    page = http(server.port, "GET", "/", ns=veth.ns.name)
+    assert page.status == 200 and "Content-Security-Policy" in [k for k, _ in page.headers]
+    base = get_status(server.port, ns=veth.ns.name)
+    since = base["changedAt"]
+
+    def family(state, reason=None, address=None, interface=None):
+        return {"state": state, "reason": reason, "address": address, "interface": interface}
+
+    def target(name, state, reason, addresses, ipv4, ipv6, degraded, interface=None):
+        return {"name": name, "url": f"tcp://{name}.test:5432", "state": state, "reason": reason,
+                "addresses": addresses, "interface": interface, "since": since, "ipv4": ipv4, "ipv6": ipv6,
+                "degraded": degraded}
+
+    hostile = "<b>eth9"  # interface names reach the page as text, never as markup
+    first = dict(base, sequence=base["sequence"] + 1, targets=[
+        target("web", "reachable", None, ["198.18.1.10", "2001:db8::10"],
+               family("reachable", None, "198.18.1.10", hostile),
+               family("unreachable", "timeout", "2001:db8::10", hostile), True, hostile),
+        target("db", "unreachable", "refused", ["198.18.1.11", "2001:db8::11"],
+               family("unreachable", "timeout", "198.18.1.11", "eth0"),
+               family("unreachable", "refused", "2001:db8::11", "eth0"), False),
+        target("v4", "reachable", None, ["198.18.1.12"], family("reachable", None, "198.18.1.12", "eth0"), None,
+               False, "eth0"),
+        target("nx", "unreachable", "dns", [], None, None, False),
+    ], connectivity={
+        "state": "full", "url": "http://check.test/generate_204", "reason": None, "since": since,
+        "ipv4": {"state": "full", "reason": None}, "ipv6": {"state": "limited", "reason": "timeout"}, "degraded": True,
+    }, dns={
+        "state": "degraded", "name": "kubernetes.default.svc.cluster.local.", "reason": None, "since": since,
+        "servers": [{"address": "10.96.0.10", "state": "answering", "reason": None, "since": since},
+                    {"address": "10.96.0.11", "state": "failing", "reason": "timeout", "since": since},
+                    {"address": "2001:db8::53", "state": "failing", "reason": "servfail", "since": since}],
+    })
+    documents = DocumentServer(veth.ns.name, page, first)
+    try:
+        b = browser(veth.ns.name)
+        open_page(b, documents)
+        b.wait_for(lambda: page_agrees_with(b, first), 5, "every family, degraded and nameserver")
+        # The comparison sees a difference in each part it checks.
+        for change in (lambda d: d["targets"][0].update(degraded=False),
+                       lambda d: d["targets"][2].update(ipv6=family("unreachable", "timeout", "2001:db8::12")),
+                       lambda d: d["targets"][1]["ipv6"].update(reason="timeout"),
+                       lambda d: d["connectivity"].update(ipv6=None),
+                       lambda d: d["dns"]["servers"][2].update(state="answering", reason=None),
+                       lambda d: d["dns"]["servers"].pop()):
+            other = json.loads(json.dumps(first))
+            change(other)
+            assert not page_agrees_with(b, other), other
+        rows = target_rows(b)
+        web = family_lines(rows["web"])
+        for expected in ("IPv4", "reachable", "198.18.1.10", hostile):
+            assert expected in web["ipv4"], (expected, web)
+        for expected in ("IPv6", "unreachable", "timeout", "2001:db8::10"):
+            assert expected in web["ipv6"], (expected, web)
+        assert "degraded" in rows["web"].text and "degraded" not in rows["db"].text
+        assert set(family_lines(rows["v4"])) == {"ipv4"} and family_lines(rows["nx"]) == {}
+        assert b.driver.find_elements(By.CSS_SELECTOR, "#targets b, #dns b, #connectivity b") == []
+        assert b.text("dns").startswith("degraded") and "kubernetes.default.svc.cluster.local." in b.text("dns")
+        assert "degraded" in b.text("connectivity") and "limited" in family_lines(
+            b.driver.find_element(By.ID, "connectivity"))["ipv6"]
+
+        # IPv6 comes back and the slow nameserver answers: one event, the page follows.
+        second = json.loads(json.dumps(first))
+        second["sequence"] += 1
+        second["targets"][0]["ipv6"] = family("reachable", None, "2001:db8::10", hostile)
+        second["targets"][0]["degraded"] = False
+        second["connectivity"]["ipv6"] = {"state": "full", "reason": None}
+        second["connectivity"]["degraded"] = False
+        second["dns"]["servers"][1].update(state="answering", reason=None)
+        documents.publish(second)
+        b.wait_for(lambda: page_agrees_with(b, second), 5, "the next document")
+        strip = b.changes()[0]
+        for expected in ("web no longer degraded", "connectivity no longer degraded", "dns 10.96.0.11 answering"):
+            assert expected in strip, (expected, strip)
+
+        # Every server failing; none left.
+        third = json.loads(json.dumps(second))
+        third["sequence"] += 1
+        third["dns"].update(state="failing", reason="timeout")
+        for entry in third["dns"]["servers"]:
+            entry.update(state="failing", reason="timeout")
+        documents.publish(third)
+        b.wait_for(lambda: page_agrees_with(b, third), 5, "DNS failing")
+        assert "dns failing (timeout)" in b.changes()[0], b.changes()
+        fourth = dict(third, sequence=third["sequence"] + 1,
+                      dns=dict(third["dns"], reason="no-servers", servers=[]))
+        documents.publish(fourth)
+        b.wait_for(lambda: page_agrees_with(b, fourth) and "no-servers" in b.text("dns"), 5, "no servers")
+        assert b.console_errors() == []
+    finally:
+        documents.close()
 
 
 def test_page_says_when_the_stream_is_reconnecting(veth, browser):

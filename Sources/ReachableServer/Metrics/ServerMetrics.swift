@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 public import Prometheus
 public import Reachable
 import Synchronization
@@ -10,7 +10,9 @@ import Synchronization
 /// the netlink counters when a batch or the document changes (`recordSource`) — never while a
 /// scrape is answered, so a scrape costs one rendering of a few kilobytes and waits for nothing
 /// but the registry's own short lock. Every series whose labels are known at start is created at
-/// start, at 0; the series of an interface that is gone are removed.
+/// start, at 0 (a target's series with the first document that lists it: every failure reason
+/// among them); the series of an interface, a target family or a nameserver that is gone are
+/// removed.
 ///
 /// Label values are never taken from a request: `route` is one of a fixed set (`RouteLabel`).
 public final class ServerMetrics: Sendable {
@@ -23,12 +25,21 @@ public final class ServerMetrics: Sendable {
         .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
     ]
 
+    /// Bucket bounds of the nameserver queries: 1 ms (a server beside us) to 5 s (the query
+    /// timeout is 2 s by default).
+    static let nameserverBuckets: [Duration] = [
+        .milliseconds(1), .microseconds(2500), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+        .milliseconds(2500), .seconds(5),
+    ]
+
     /// What `update` and `recordSource` keep between calls.
     private struct State {
         var sequence: UInt64 = 0
         var source = SourceStatistics()
         var interfaces: [String: InterfaceSeries] = [:]
         var targets: [String: TargetSeries] = [:]
+        var nameservers: [String: NameserverSeries] = [:]
     }
 
     private struct InterfaceSeries {
@@ -39,6 +50,18 @@ public final class ServerMetrics: Sendable {
     }
 
     private struct TargetSeries {
+        var up: Gauge
+        var duration: DurationHistogram
+        var transitions: Counter
+        /// Every reason, made with the target: a failure that never happened reads 0.
+        var failures: [ProbeFailureReason: Counter]
+        /// Only the families in the target's addresses.
+        var families: [AddressFamily: Gauge] = [:]
+        /// The state in the last document, to count its changes; `nil` before the first.
+        var state: TargetStatus.State?
+    }
+
+    private struct NameserverSeries {
         var up: Gauge
         var duration: DurationHistogram
     }
@@ -60,6 +83,10 @@ public final class ServerMetrics: Sendable {
     private let statusUpdates: Counter
     private let lastChange: Gauge
     private let connectivity: [ConnectivityStatus.State: Gauge]
+    private let connectivityFamilies: [AddressFamily: [ConnectivityStatus.State: Gauge]]
+    private let dns: [DNSStatus.State: Gauge]
+    private let reloadSuccessful: Gauge
+    private let reloadSuccessTime: Gauge
     private let sseClients: Gauge
     private let sseEventsSent: Counter
     private let netlinkMessages: Counter
@@ -69,8 +96,10 @@ public final class ServerMetrics: Sendable {
     /// without a lock.
     private let requests: [RequestKey: Counter]
 
-    /// - Parameter version: reachd's version, a label of `reachd_build_info`.
-    public init(version: String = "unknown") {
+    /// - Parameters:
+    ///   - version: reachd's version, a label of `reachd_build_info`.
+    ///   - configured: when the configuration was read (at start, the targets with it).
+    public init(version: String = "unknown", configured: Date = Date()) {
         let registry = registry
         func gauge(_ name: String, _ help: String, _ labels: [(String, String)] = []) -> Gauge {
             registry.makeGauge(descriptor: Self.name(name, help), labels: labels)
@@ -101,6 +130,23 @@ public final class ServerMetrics: Sendable {
             uniqueKeysWithValues: ConnectivityStatus.State.allCases.map {
                 ($0, gauge("connectivity_state", Help.connectivity, [("state", $0.rawValue)]))
             })
+        connectivityFamilies = Dictionary(
+            uniqueKeysWithValues: AddressFamily.allCases.map { family in
+                let states = ConnectivityStatus.State.allCases.map { state in
+                    let labels = [("family", family.rawValue), ("state", state.rawValue)]
+                    return (state, gauge("connectivity_family_state", Help.connectivityFamily, labels))
+                }
+                return (family, Dictionary(uniqueKeysWithValues: states))
+            })
+        dns = Dictionary(
+            uniqueKeysWithValues: DNSStatus.State.allCases.map {
+                ($0, gauge("dns_state", Help.dns, [("state", $0.rawValue)]))
+            })
+        // A later issue reads targets from a file again; until then the one reading is at start.
+        reloadSuccessful = gauge("config_last_reload_successful", Help.reloadSuccessful)
+        reloadSuccessTime = gauge("config_last_reload_success_timestamp_seconds", Help.reloadSuccessTime)
+        reloadSuccessful.set(to: 1)
+        reloadSuccessTime.set(to: configured.timeIntervalSince1970)
         sseClients = gauge("sse_clients", Help.sseClients)
         sseEventsSent = counter("sse_events_sent_total", Help.sseEventsSent)
         netlinkMessages = counter("netlink_messages_total", Help.netlinkMessages)
@@ -129,6 +175,12 @@ public final class ServerMetrics: Sendable {
         dataMetered.set(to: path.isDataMetered ? 1 : 0)
         lastChange.set(to: status.changedAt.timeIntervalSince1970)
         for (state, gauge) in connectivity { gauge.set(to: state == status.connectivity.state ? 1 : 0) }
+        for (family, states) in connectivityFamilies {
+            // A family without addresses has no state: every series of it reads 0.
+            let current = status.connectivity[family]?.state
+            for (state, gauge) in states { gauge.set(to: state == current ? 1 : 0) }
+        }
+        for (state, gauge) in dns { gauge.set(to: state == status.dns.state ? 1 : 0) }
 
         state.withLock { state in
             // The sequence counts every change, so a skipped document still counts.
@@ -138,6 +190,7 @@ public final class ServerMetrics: Sendable {
             state.sequence = max(state.sequence, status.sequence)
             updateInterfaces(path.interfaces, in: &state)
             updateTargets(status.targets, in: &state)
+            updateNameservers(status.dns.servers, in: &state)
         }
     }
 
@@ -181,16 +234,58 @@ public final class ServerMetrics: Sendable {
     private func updateTargets(_ targets: [TargetStatus], in state: inout State) {
         var seen = Set<String>()
         for target in targets where seen.insert(target.name).inserted {
-            let series = state.targets[target.name] ?? makeTargetSeries(target.name)
+            var series = state.targets[target.name] ?? makeTargetSeries(target.name)
             series.up.set(to: target.state == .reachable ? 1 : 0)
+            if let previous = series.state, previous != target.state { series.transitions.increment() }
+            series.state = target.state
+            for family in AddressFamily.allCases {
+                if let status = target[family] {
+                    let gauge =
+                        series.families[family]
+                        ?? registry.makeGauge(
+                            descriptor: Self.name("target_family_up", Help.targetFamilyUp),
+                            labels: [("target", target.name), ("family", family.rawValue)])
+                    gauge.set(to: status.state == .reachable ? 1 : 0)
+                    series.families[family] = gauge
+                } else if let gauge = series.families.removeValue(forKey: family) {
+                    registry.unregisterGauge(gauge)
+                }
+            }
             state.targets[target.name] = series
         }
         // Targets are fixed at start; should one ever go, its series go with it.
         for (name, series) in state.targets where !seen.contains(name) {
             registry.unregisterGauge(series.up)
             registry.unregisterDurationHistogram(series.duration)
+            registry.unregisterCounter(series.transitions)
+            for counter in series.failures.values { registry.unregisterCounter(counter) }
+            for gauge in series.families.values { registry.unregisterGauge(gauge) }
             state.targets[name] = nil
         }
+    }
+
+    private func updateNameservers(_ servers: [NameserverStatus], in state: inout State) {
+        var seen = Set<String>()
+        for server in servers where seen.insert(server.address).inserted {
+            let series = state.nameservers[server.address] ?? makeNameserverSeries(server.address)
+            series.up.set(to: server.state == .answering ? 1 : 0)
+            state.nameservers[server.address] = series
+        }
+        // resolv.conf changed: a server it no longer lists is no longer asked.
+        for (address, series) in state.nameservers where !seen.contains(address) {
+            registry.unregisterGauge(series.up)
+            registry.unregisterDurationHistogram(series.duration)
+            state.nameservers[address] = nil
+        }
+    }
+
+    private func makeNameserverSeries(_ address: String) -> NameserverSeries {
+        NameserverSeries(
+            up: registry.makeGauge(
+                descriptor: Self.name("dns_server_up", Help.dnsServerUp), labels: [("server", address)]),
+            duration: registry.makeDurationHistogram(
+                descriptor: Self.name("dns_query_duration_seconds", Help.dnsQueryDuration),
+                labels: [("server", address)], buckets: Self.nameserverBuckets))
     }
 
     private func makeTargetSeries(_ name: String) -> TargetSeries {
@@ -198,7 +293,16 @@ public final class ServerMetrics: Sendable {
             up: registry.makeGauge(descriptor: Self.name("target_up", Help.targetUp), labels: [("target", name)]),
             duration: registry.makeDurationHistogram(
                 descriptor: Self.name("target_probe_duration_seconds", Help.probeDuration),
-                labels: [("target", name)], buckets: Self.probeBuckets))
+                labels: [("target", name)], buckets: Self.probeBuckets),
+            transitions: registry.makeCounter(
+                descriptor: Self.name("target_transitions_total", Help.targetTransitions), labels: [("target", name)]),
+            failures: Dictionary(
+                uniqueKeysWithValues: ProbeFailureReason.allCases.map { reason in
+                    let counter = registry.makeCounter(
+                        descriptor: Self.name("target_probe_failures_total", Help.probeFailures),
+                        labels: [("target", name), ("reason", reason.rawValue)])
+                    return (reason, counter)
+                }))
     }
 
     // MARK: Other sources
@@ -214,12 +318,25 @@ public final class ServerMetrics: Sendable {
         }
     }
 
-    /// One finished probe of a target (successful or not): its duration, name resolution included.
-    public func recordProbe(target: String, duration: Duration) {
-        let histogram = state.withLock { state in
-            if let series = state.targets[target] { return series.duration }
+    /// One finished probe of one family of a target: its duration, name resolution included, and
+    /// why it failed (`nil`: it succeeded) — counted even while a threshold keeps the state.
+    public func recordProbe(target: String, duration: Duration, failure: ProbeFailureReason?) {
+        let series = state.withLock { state in
+            if let series = state.targets[target] { return series }
             let series = makeTargetSeries(target)
             state.targets[target] = series
+            return series
+        }
+        series.duration.record(duration)
+        if let failure { series.failures[failure]?.increment() }
+    }
+
+    /// One finished query to a nameserver (`--dns-check`), answered or not.
+    public func recordNameserverQuery(server: String, duration: Duration) {
+        let histogram = state.withLock { state in
+            if let series = state.nameservers[server] { return series.duration }
+            let series = makeNameserverSeries(server)
+            state.nameservers[server] = series
             return series.duration
         }
         histogram.record(duration)
@@ -290,6 +407,18 @@ private enum Help {
     static let probeDuration = "How long a probe of the target took, name resolution included."
     static let connectivity =
         "1 on the current state of the connectivity check (disabled, unknown, none, limited, portal, full)."
+    static let targetFamilyUp =
+        "1 when this address family of the target is reachable; present while the target's addresses hold one of it."
+    static let targetTransitions = "Changes of the target's state (unknown, reachable, unreachable) between documents."
+    static let probeFailures =
+        "Failed probes of the target by reason, each family's counted, also while a threshold keeps its state."
+    static let connectivityFamily =
+        "1 on the current state of the connectivity check for this address family; all 0 while the URL's host has no address of it."
+    static let dns = "1 on the current state of DNS (disabled, unknown, ok, degraded, failing)."
+    static let dnsServerUp = "1 when the nameserver answers the --dns-check query, 0 when failing or not asked yet."
+    static let dnsQueryDuration = "How long a query to the nameserver took, until its answer or the timeout."
+    static let reloadSuccessful = "1 when the last reading of the configuration was applied, 0 when it was refused."
+    static let reloadSuccessTime = "When the configuration was last applied, in seconds since the Unix epoch."
     static let sseClients = "Open /events streams."
     static let sseEventsSent = "Status events handed to /events streams, the first of each stream included."
     static let netlinkMessages = "Valid rtnetlink messages read from the kernel."

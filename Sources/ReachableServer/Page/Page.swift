@@ -10,8 +10,8 @@
 /// must be new on every response, and this response is made once. Hashes rather than `'self'`
 /// with separate files: the page stays one request and one route.
 enum Page {
-    static let styleHash = "sha256-ZvPv7i5ehbjRePtn84h5sUlUVl7JeKXCxRXGL+c1Uxc="
-    static let scriptHash = "sha256-2RTcL2lj8NrwDo9LZOlT4y//P3bJzyLeI/Mk0eAY7rM="
+    static let styleHash = "sha256-ul55BXMZIUVriSskiChlA8EYqtSuI/wjNod4z1LZhRw="
+    static let scriptHash = "sha256-yTPRQr8OxWlaBbQjVaOiR1Za0ijaiREjrP+mk0uCuvM="
 
     /// `require-trusted-types-for 'script'` makes Chromium refuse any string assigned to an HTML
     /// sink such as `innerHTML` (the page uses none: all text goes through `textContent`);
@@ -51,12 +51,13 @@ enum Page {
         <div id="summary">waiting for the first reading</div>
         </header>
         <main>
-        <section class="flags" aria-label="Families, transport, cost and connectivity">
+        <section class="flags" aria-label="Families, transport, cost, connectivity and DNS">
         <div class="flag" id="ipv4"><b>IPv4</b><span class="big idle">–</span></div>
         <div class="flag" id="ipv6"><b>IPv6</b><span class="big idle">–</span></div>
         <div class="flag" id="transport"><b>Transport</b><span class="big idle">–</span></div>
         <div class="flag" id="metered"><b>Metered</b><span class="big idle">–</span></div>
-        <div class="flag"><b>Connectivity</b><div id="connectivity"><span class="big idle">–</span></div></div>
+        <div class="flag pair"><b>Connectivity</b><div id="connectivity"><span class="big idle">–</span></div></div>
+        <div class="flag pair"><b>DNS</b><div id="dns"><span class="big idle">–</span></div></div>
         </section>
         <section class="card"><h2>Targets</h2><div id="targets"></div></section>
         <section class="card"><h2>Interfaces</h2><div id="interfaces"></div></section>

@@ -13,8 +13,10 @@ extension Page {
         (() => {
           const $ = (id) => document.getElementById(id);
           // A Map, not an object: a state or operState string never reaches Object.prototype.
-          const TONES = new Map([["reachable", "good"], ["full", "good"], ["up", "good"], ["unreachable", "bad"],
-                                 ["none", "bad"], ["limited", "warn"], ["portal", "warn"]]);
+          const TONES = new Map([["reachable", "good"], ["full", "good"], ["up", "good"], ["ok", "good"],
+                                 ["answering", "good"], ["unreachable", "bad"], ["none", "bad"], ["failing", "bad"],
+                                 ["limited", "warn"], ["portal", "warn"], ["degraded", "warn"]]);
+          const FAMILIES = [["ipv4", "IPv4"], ["ipv6", "IPv6"]];
           const ICON = { good: "#2ea043", bad: "#da3633", warn: "#d29922", idle: "#8b949e" };
           const tone = (state) => TONES.get(state) || "idle";
           let last = null, source = null, reading = false, retry = null;
@@ -47,6 +49,23 @@ extension Page {
             const on = Object.keys(doc.transport || {}).filter((k) => doc.transport[k]);
             return on.length ? on.join(" + ") : "none";
           }
+          // One line per family the document has (a family without addresses is null): its
+          // state, reason, and for a target the address probed and its interface.
+          function families(x, reasonTone) {
+            const out = [];
+            for (const [key, label] of FAMILIES) {
+              const f = x[key];
+              if (!f) continue;
+              const line = add(el("div", "detail family"), el("span", "fam", label), badge(f.state),
+                f.reason ? badge(f.reason, reasonTone) : null);
+              line.dataset.family = key;
+              if (f.address) add(line, el("span", "mono", f.address));
+              if (f.interface) add(line, document.createTextNode(" via "), el("span", "mono", f.interface));
+              out.push(line);
+            }
+            return out;
+          }
+          function degraded(x) { return x.degraded ? badge("degraded", "warn degraded") : null; }
           function flag(id, text, t) {
             const span = $(id).lastElementChild;
             span.textContent = text;
@@ -72,7 +91,17 @@ extension Page {
             const c = doc.connectivity || { state: "disabled", url: null };
             const url = el("div", "detail clip", c.url || "no --connectivity-url");
             url.title = c.url || "";
-            add(clear("connectivity"), el("span", "big " + tone(c.state), c.state), c.reason ? badge(c.reason, "warn") : null, url);
+            add(clear("connectivity"), el("span", "big " + tone(c.state), c.state), c.reason ? badge(c.reason, "warn") : null,
+              degraded(c), url, ...families(c, "warn"));
+
+            const d = doc.dns || { state: "disabled", name: null, servers: [] };
+            const name = el("div", "detail clip", d.name || "no --dns-check");
+            name.title = d.name || "";
+            const dns = add(clear("dns"), el("span", "big " + tone(d.state), d.state), d.reason ? badge(d.reason, "bad") : null, name);
+            for (const server of d.servers || []) {
+              add(dns, add(el("div", "detail server"), el("span", "mono", server.address), document.createTextNode(" "),
+                badge(server.state), server.reason ? badge(server.reason, "bad") : null));
+            }
 
             const targets = clear("targets");
             if (!(doc.targets || []).length) add(targets, el("div", "empty", "none configured (--target NAME=URL)"));
@@ -81,7 +110,8 @@ extension Page {
               if (x.interface) add(where, document.createTextNode(" via "), el("span", "mono", x.interface));
               if (x.since) add(where, document.createTextNode(" · "), since(x.since));
               add(targets, add(el("div", "row"), el("span", "name", x.name), badge(x.state),
-                x.reason ? badge(x.reason, "bad") : null, add(el("div", "detail"), el("span", "mono", x.url)), where));
+                x.reason ? badge(x.reason, "bad") : null, degraded(x), add(el("div", "detail"), el("span", "mono", x.url)), where,
+                ...families(x, "bad")));
             }
 
             const interfaces = clear("interfaces");
@@ -118,9 +148,18 @@ extension Page {
             for (const [name, x] of byName(b.targets)) {
               const y = ta.get(name);
               if (!y || y.state !== x.state || y.reason !== x.reason) out.push(name + " " + x.state + (x.reason ? " (" + x.reason + ")" : ""));
+              else if (!!y.degraded !== !!x.degraded) out.push(name + (x.degraded ? " degraded" : " no longer degraded"));
             }
             const ca = a.connectivity || {}, cb = b.connectivity || {};
             if (ca.state !== cb.state || ca.reason !== cb.reason) out.push("connectivity " + cb.state + (cb.reason ? " (" + cb.reason + ")" : ""));
+            else if (!!ca.degraded !== !!cb.degraded) out.push("connectivity" + (cb.degraded ? " degraded" : " no longer degraded"));
+            const dnsA = a.dns || {}, dnsB = b.dns || {};
+            if (dnsA.state !== dnsB.state || dnsA.reason !== dnsB.reason) out.push("dns " + dnsB.state + (dnsB.reason ? " (" + dnsB.reason + ")" : ""));
+            const servers = new Map((dnsA.servers || []).map((x) => [x.address, x]));
+            for (const x of dnsB.servers || []) {
+              const y = servers.get(x.address);
+              if (!y || y.state !== x.state || y.reason !== x.reason) out.push("dns " + x.address + " " + x.state + (x.reason ? " (" + x.reason + ")" : ""));
+            }
             return out.length ? out.join(" · ") : "updated";
           }
           function note(doc, text, t) {

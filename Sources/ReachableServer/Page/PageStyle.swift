@@ -34,6 +34,7 @@ extension Page {
         .detail{color:var(--muted);font-size:.9rem;overflow-wrap:anywhere}
         .mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:var(--text)}
         .empty{color:var(--muted);font-style:italic}
+        .fam{display:inline-block;min-width:2.8em;font-size:.8rem;font-weight:600;color:var(--muted)}
         #changes{list-style:none;margin:0;padding:0;max-height:26rem;overflow-y:auto}
         #changes li{display:flex;gap:.75rem;align-items:baseline;padding:.35rem .6rem;border-left:4px solid var(--idle);margin-bottom:.3rem;background:#0d1117}
         #changes li[data-tone=good]{border-color:var(--good)}#changes li[data-tone=bad]{border-color:var(--bad)}#changes li[data-tone=warn]{border-color:var(--warn)}
@@ -41,6 +42,7 @@ extension Page {
         footer{padding:0 clamp(1rem,4vw,2.5rem) 1.5rem;color:var(--muted);font-size:.85rem}
         #changes .seq{min-width:2.8em}
         @media (max-width:52rem){main{grid-template-columns:1fr}}
+        .pair{grid-column:1/-1}@media (min-width:52rem){.pair{grid-column:span 2}}
         @media (max-width:40rem){#changes li{flex-wrap:wrap;gap:.2rem .6rem}}
         """#
 }

@@ -30,6 +30,11 @@ struct ServeOptions: ParsableArguments {
     @Option(Settings.connectivityResponse) var connectivityResponse: String?
     @Option(Settings.connectivityInterval) var connectivityInterval: Double?
     @Option(Settings.connectivityTimeout) var connectivityTimeout: Double?
+    @Option(Settings.targetSuccesses) var targetSuccesses: Int?
+    @Option(Settings.dnsCheck) var dnsCheck: String?
+    @Option(Settings.dnsInterval) var dnsInterval: Double?
+    @Option(Settings.dnsTimeout) var dnsTimeout: Double?
+    @Option(Settings.dnsFailures) var dnsFailures: Int?
     @Option(Settings.logLevel) var logLevel: Logger.Level?
     @Option(Settings.logFormat) var logFormat: LogFormat?
 
@@ -93,6 +98,12 @@ struct ServeOptions: ParsableArguments {
         configuration.connectivity = try connectivitySpec()
         configuration.connectivityInterval = .seconds(try Settings.connectivityInterval.resolve(connectivityInterval))
         configuration.connectivityTimeout = .seconds(try Settings.connectivityTimeout.resolve(connectivityTimeout))
+        configuration.targetSuccesses = try Settings.targetSuccesses.resolve(targetSuccesses)
+        let dnsName = try Settings.dnsCheck.resolve(dnsCheck)
+        configuration.dnsCheck = dnsName.isEmpty ? nil : dnsName
+        configuration.dnsInterval = .seconds(try Settings.dnsInterval.resolve(dnsInterval))
+        configuration.dnsTimeout = .seconds(try Settings.dnsTimeout.resolve(dnsTimeout))
+        configuration.dnsFailures = try Settings.dnsFailures.resolve(dnsFailures)
         return configuration
     }
 

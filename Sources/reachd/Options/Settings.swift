@@ -8,6 +8,11 @@ import ReachdClient
 /// own defaults where there is one. To add an option: declare it here, add
 /// `@Option(Settings.x) var x: T?` to `ServeOptions`, and `try Settings.x.resolve(x)` where the
 /// configuration is built.
+///
+/// Every interval and timeout is a positive number of seconds with an upper bound, and every
+/// count (`--*-failures`, `--*-successes`) an integer of at least 1: `inf` or `1e300` seconds
+/// would trap when made a `Duration`, and a value the engine cannot use is refused at start,
+/// naming the option, rather than found later.
 enum Settings {
     // MARK: Where to listen (and where the client commands ask)
 
@@ -27,14 +32,14 @@ enum Settings {
 
     static let heartbeat = Setting<Double>(
         "heartbeat", "Seconds between SSE keep-alive comments",
-        default: ServerConfiguration().heartbeat, in: 0.05..., unit: " s"
+        default: ServerConfiguration().heartbeat, in: 0.05...86_400, unit: " s"
     )
 
     /// Whether each `target:NAME` names a target and `online` has a URL is checked against the
     /// probes' settings (`ServeOptions.serverConfiguration(probes:)`): only they know.
     static let readyWhen = Setting<[ReadinessCondition]>(
         "ready-when",
-        "Comma-separated conditions that must all hold for /readyz to pass: reachable (the route-based state), always, online (connectivity full), target:NAME (that target reachable)",
+        "Comma-separated conditions that must all hold for /readyz to pass: reachable (the route-based state), always, online (connectivity full), dns (some nameserver answers), target:NAME (that target reachable)",
         default: ServerConfiguration().readiness, invalid: "must be \(ReadinessCondition.syntax)",
         reasoning: { text throws(InvalidValue) in
             switch ReadinessCondition.parseList(text) {
@@ -57,7 +62,7 @@ enum Settings {
 
     static let connectionTimeout = Setting<Int>(
         "connection-timeout", "Seconds before an idle non-streaming connection is closed",
-        default: ServerConfiguration().connectionTimeout, in: 1..., unit: " s"
+        default: ServerConfiguration().connectionTimeout, in: 1...86_400, unit: " s"
     )
 
     static let connectionMemory = Setting<Int>(
@@ -68,7 +73,8 @@ enum Settings {
 
     static let shutdownTimeout = Setting<Double>(
         "shutdown-timeout", "Seconds a graceful shutdown may take",
-        default: ServerConfiguration().shutdownTimeout, invalid: "must be > 0", where: { $0 > 0 }
+        default: ServerConfiguration().shutdownTimeout, invalid: "must be > 0 and at most 86400 s",
+        where: { $0 > 0 && $0 <= 86_400 }
     )
 
     static let threads = Setting<Int>(
@@ -168,6 +174,12 @@ enum Settings {
         default: ProbeConfiguration().targetFailures, in: 1...1000
     )
 
+    static let targetSuccesses = Setting<Int>(
+        "target-successes",
+        "Consecutive successful probes before an unreachable target family turns reachable again (the first result after start decides at once)",
+        default: ProbeConfiguration().targetSuccesses, in: 1...1000
+    )
+
     // MARK: Connectivity: is this the internet or a captive portal? (off unless given)
 
     /// Empty means none. The response is checked together with it (`ConnectivitySpec.parse`).
@@ -202,6 +214,31 @@ enum Settings {
     static let connectivityTimeout = Setting<Double>(
         "connectivity-timeout", "Seconds a connectivity check may take",
         default: seconds(ProbeConfiguration().connectivityTimeout), in: 0.1...600, unit: " s"
+    )
+
+    // MARK: DNS: each nameserver of resolv.conf asked on its own (off unless given)
+
+    /// Empty means none, as for `--connectivity-url`: `--dns-check ""` overrides the variable.
+    static let dnsCheck = Setting<String>(
+        "dns-check",
+        "A name, such as kubernetes.default.svc.cluster.local., that each nameserver of /etc/resolv.conf is asked for separately (its A record, exactly as given: no search list)",
+        default: "", defaultText: "none", invalid: DNSName.rule,
+        parse: { $0.isEmpty || DNSName.isValid($0) ? $0 : nil }
+    )
+
+    static let dnsInterval = Setting<Double>(
+        "dns-interval", "Seconds between queries to each nameserver while nothing changes",
+        default: seconds(ProbeConfiguration().dnsInterval), in: 0.1...86_400, unit: " s"
+    )
+
+    static let dnsTimeout = Setting<Double>(
+        "dns-timeout", "Seconds a nameserver has to answer",
+        default: seconds(ProbeConfiguration().dnsTimeout), in: 0.1...600, unit: " s"
+    )
+
+    static let dnsFailures = Setting<Int>(
+        "dns-failures", "Consecutive failed queries before an answering nameserver turns failing",
+        default: ProbeConfiguration().dnsFailures, in: 1...1000
     )
 
     // MARK: Logging
