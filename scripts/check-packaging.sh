@@ -343,7 +343,7 @@ for path, workload in workloads:
 
 # reachd's memory at its connection limit must fit the container's memory limit, or a client
 # opening streams gets it OOM-killed (measured: a 64 MiB cgroup kills it at about 5,500 streams).
-# Measured costs (THREAT-MODEL.md): ~20 MiB idle; per connection ~10 KiB in reachd plus up to
+# Measured costs (docs/reports/limits.md, docs/reports/benchmarks.md): ~20 MiB idle; per connection ~10 KiB in reachd plus up to
 # 32 KiB of kernel send buffer for a client that stops reading (charged to the cgroup on v2).
 IDLE_BYTES, PER_CONNECTION_BYTES = 20 << 20, 42 << 10
 UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "K": 1000, "M": 1000**2, "G": 1000**3, "": 1}
