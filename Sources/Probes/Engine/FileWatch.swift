@@ -31,10 +31,11 @@ final class FileWatch {
     var pollDescriptor: Int32 { descriptor }
 
     /// The file itself (through a bind mount too, as `ip netns exec` mounts resolv.conf): a write
-    /// in place shows up only here.
+    /// in place shows up only here — when the writer closes it, not at each `write` (`IN_MODIFY`
+    /// fires at the truncation too, and reading then finds the file empty or half written).
     private func watchFile() {
         fileWatch = inotify_add_watch(
-            descriptor, path, UInt32(IN_CLOSE_WRITE | IN_MODIFY | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF))
+            descriptor, path, UInt32(IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVE_SELF | IN_DELETE_SELF))
     }
 
     /// Reads every pending event; true if any was about the file.
