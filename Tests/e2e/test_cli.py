@@ -815,5 +815,6 @@ def test_a_status_change_logs_one_line_named_as_the_document():
                 assert entry[field] == document[field], (field, entry, document)
             assert entry["targets"] == [{"name": "db", "state": "reachable"}], entry
             assert entry["connectivity"] == {"state": "disabled"}, entry
+            assert entry["dns"] == {"state": "disabled"}, entry
     finally:
         listener.close()
