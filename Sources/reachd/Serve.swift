@@ -42,7 +42,7 @@ extension ServeOptions {
             logger.critical("cannot observe the network: \(error)")
             throw ExitCode(1)
         }
-        let metrics = ServerMetrics(version: Reachd.version)
+        let metrics = ServerMetrics(version: Reachd.version, configured: started)
         let service: ReachabilityServer
         do {
             service = try ReachabilityServer(monitor: monitor, configuration: server, logger: logger, metrics: metrics)
