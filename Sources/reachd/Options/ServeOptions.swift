@@ -26,11 +26,11 @@ struct ServeOptions: ParsableArguments {
     @Option(Settings.targetInterval) var targetInterval: Double?
     @Option(Settings.targetTimeout) var targetTimeout: Double?
     @Option(Settings.targetFailures) var targetFailures: Int?
+    @Option(Settings.targetSuccesses) var targetSuccesses: Int?
     @Option(Settings.connectivityURL) var connectivityURL: String?
     @Option(Settings.connectivityResponse) var connectivityResponse: String?
     @Option(Settings.connectivityInterval) var connectivityInterval: Double?
     @Option(Settings.connectivityTimeout) var connectivityTimeout: Double?
-    @Option(Settings.targetSuccesses) var targetSuccesses: Int?
     @Option(Settings.dnsCheck) var dnsCheck: String?
     @Option(Settings.dnsInterval) var dnsInterval: Double?
     @Option(Settings.dnsTimeout) var dnsTimeout: Double?
@@ -41,7 +41,8 @@ struct ServeOptions: ParsableArguments {
     /// The server's settings from the flags, the environment and the defaults, validated.
     ///
     /// - Parameter probes: what is probed (`probeConfiguration()`): each `target:NAME` of
-    ///   `--ready-when` must name one of its targets, and `online` needs its connectivity check.
+    ///   `--ready-when` must name one of its targets, `online` needs its connectivity check and
+    ///   `dns` its nameserver check.
     func serverConfiguration(probes: ProbeConfiguration) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.host = try address.serverHost()
