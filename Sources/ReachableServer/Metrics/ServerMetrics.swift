@@ -1,4 +1,4 @@
-import FoundationEssentials
+public import FoundationEssentials
 public import Prometheus
 public import Reachable
 import Synchronization
@@ -223,6 +223,22 @@ public final class ServerMetrics: Sendable {
             return series.duration
         }
         histogram.record(duration)
+    }
+
+    /// A reading of the configuration (the command line at start, `--targets-file` on a reload):
+    /// `reachd_config_last_reload_successful` says whether the last one was applied (0 until a
+    /// good one is read), `…_success_timestamp_seconds` when the last good one was. Call once at
+    /// start, so both exist from then on (Prometheus' and blackbox_exporter's names and meaning).
+    public func recordConfigReload(successful: Bool, at time: Date) {
+        let outcome = registry.makeGauge(
+            descriptor: Self.name(
+                "config_last_reload_successful", "1 when the last reading of the configuration was applied, else 0."))
+        let lastSuccess = registry.makeGauge(
+            descriptor: Self.name(
+                "config_last_reload_success_timestamp_seconds",
+                "When the configuration was last applied, in seconds since the Unix epoch."))
+        outcome.set(to: successful ? 1 : 0)
+        if successful { lastSuccess.set(to: time.timeIntervalSince1970) }
     }
 
     /// `count` status events handed to `/events` clients.

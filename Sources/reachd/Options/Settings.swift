@@ -34,7 +34,7 @@ enum Settings {
     /// probes' settings (`ServeOptions.serverConfiguration(probes:)`): only they know.
     static let readyWhen = Setting<[ReadinessCondition]>(
         "ready-when",
-        "Comma-separated conditions that must all hold for /readyz to pass: reachable (the route-based state), always, online (connectivity full), target:NAME (that target reachable)",
+        "Comma-separated conditions that must all hold for /readyz to pass: reachable (the route-based state), always, online (connectivity full), target:NAME (that target reachable; a targets file without it is not applied)",
         default: ServerConfiguration().readiness, invalid: "must be \(ReadinessCondition.syntax)",
         reasoning: { text throws(InvalidValue) in
             switch ReadinessCondition.parseList(text) {
@@ -153,6 +153,14 @@ enum Settings {
         show: { $0.map { "\($0.name)=\($0.url)" }.joined(separator: " ") }
     )
 
+    /// Read at start (a bad file is refused like a bad `--target`), then again on SIGHUP and
+    /// whenever it changes (`TargetsFile`, `TargetsReloader`).
+    static let targetsFile = Setting<String>(
+        "targets-file",
+        "A file of more targets, one NAME=URL per line (blank lines and # comments ignored), after the --target ones; read again on SIGHUP and whenever it changes, applied without a restart",
+        default: "", defaultText: "none", invalid: "must be a path", parse: { $0 }
+    )
+
     static let targetInterval = Setting<Double>(
         "target-interval", "Seconds between probes of a target while nothing changes",
         default: seconds(ProbeConfiguration().targetInterval), in: 0.1...86_400, unit: " s"
@@ -166,6 +174,12 @@ enum Settings {
     static let targetFailures = Setting<Int>(
         "target-failures", "Consecutive failed probes before a reachable target turns unreachable",
         default: ProbeConfiguration().targetFailures, in: 1...1000
+    )
+
+    static let targetSuccesses = Setting<Int>(
+        "target-successes",
+        "Consecutive successful probes before an unreachable target turns reachable again (the first result after start decides at once)",
+        default: ProbeConfiguration().targetSuccesses, in: 1...1000
     )
 
     // MARK: Connectivity: is this the internet or a captive portal? (off unless given)
