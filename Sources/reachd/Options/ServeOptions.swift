@@ -94,7 +94,12 @@ struct ServeOptions: ParsableArguments {
             do {
                 configuration.targets = try file.read()
             } catch {
-                throw ValidationError("\(Settings.targetsFile.source(flagGiven: targetsFile != nil)): \(error)")
+                // Named as every refused option is: the flag, or the variable with its value.
+                let source =
+                    targetsFile != nil
+                    ? "--\(Settings.targetsFile.flag)"
+                    : "\(Settings.targetsFile.environment)=\(file.path) is invalid for --\(Settings.targetsFile.flag)"
+                throw ValidationError("\(source): \(error)")
             }
         }
         configuration.targetInterval = .seconds(try Settings.targetInterval.resolve(targetInterval))

@@ -157,7 +157,7 @@ enum Settings {
     /// whenever it changes (`TargetsFile`, `TargetsReloader`).
     static let targetsFile = Setting<String>(
         "targets-file",
-        "A file of more targets, one NAME=URL per line (blank lines and # comments ignored), after the --target ones; read again on SIGHUP and whenever it changes, applied without a restart",
+        "A file of more targets, one NAME=URL per line (blank lines and # comments ignored), after the targets given as flags; read again on SIGHUP and whenever it changes, applied without a restart",
         default: "", defaultText: "none", invalid: "must be a path", parse: { $0 }
     )
 
