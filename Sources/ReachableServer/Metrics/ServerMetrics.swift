@@ -185,7 +185,7 @@ public final class ServerMetrics: Sendable {
             series.up.set(to: target.state == .reachable ? 1 : 0)
             state.targets[target.name] = series
         }
-        // Targets are fixed at start; should one ever go, its series go with it.
+        // A target removed by a reload of --targets-file takes its series with it.
         for (name, series) in state.targets where !seen.contains(name) {
             registry.unregisterGauge(series.up)
             registry.unregisterDurationHistogram(series.duration)
