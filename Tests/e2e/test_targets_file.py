@@ -422,10 +422,10 @@ def test_a_lossy_server_is_visible_in_the_counters(world, reachd_in):
     served = lossy.count(503)
     web.wait_hits("/flaky", web.hit_count("/flaky") + 12, timeout=10)
     after = metrics(server)
-    # Every 503 answered is one failure counted (a probe in flight may be answered, not yet counted).
-    assert after[failures] - before[failures] in (lossy.count(503) - served, lossy.count(503) - served - 1), \
-        (after[failures], before[failures], lossy.count(503), served)
-    assert after[failures] - before[failures] >= 3
+    # Every 503 answered is one failure counted: the same number over the same window, give or
+    # take the one probe at each end that was answered but not yet recorded when /metrics was read.
+    counted, answered = after[failures] - before[failures], lossy.count(503) - served
+    assert abs(counted - answered) <= 1 and counted >= 3, (counted, answered)
     assert after[transitions] == before[transitions], "the state held: no transition counted"
 
     web.route("/flaky", OK)
