@@ -274,6 +274,8 @@ OPTIONS = {
     "target-interval": ("REACHD_TARGET_INTERVAL", "10"),
     "target-timeout": ("REACHD_TARGET_TIMEOUT", "3"),
     "target-failures": ("REACHD_TARGET_FAILURES", "3"),
+    "target-successes": ("REACHD_TARGET_SUCCESSES", "1"),
+    "targets-file": ("REACHD_TARGETS_FILE", "none"),
     "connectivity-url": ("REACHD_CONNECTIVITY_URL", "none"),
     "connectivity-response": ("REACHD_CONNECTIVITY_RESPONSE", None),
     "connectivity-interval": ("REACHD_CONNECTIVITY_INTERVAL", "300"),

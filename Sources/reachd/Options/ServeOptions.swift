@@ -27,6 +27,7 @@ struct ServeOptions: ParsableArguments {
     @Option(Settings.targetTimeout) var targetTimeout: Double?
     @Option(Settings.targetFailures) var targetFailures: Int?
     @Option(Settings.targetSuccesses) var targetSuccesses: Int?
+    @Option(Settings.targetsFile) var targetsFile: String?
     @Option(Settings.connectivityURL) var connectivityURL: String?
     @Option(Settings.connectivityResponse) var connectivityResponse: String?
     @Option(Settings.connectivityInterval) var connectivityInterval: Double?
@@ -78,7 +79,7 @@ struct ServeOptions: ParsableArguments {
             case .target(let name) where !probes.targets.contains(where: { $0.name == name }):
                 let configured =
                     probes.targets.isEmpty
-                    ? "no target is configured (--target, env: REACHD_TARGETS)"
+                    ? "no target is configured (--target, env: REACHD_TARGETS; --targets-file)"
                     : "the targets are " + probes.targets.map(\.name).joined(separator: ", ")
                 throw ValidationError("\(source): \(condition) names no configured target; \(configured)")
             default:
@@ -93,13 +94,26 @@ struct ServeOptions: ParsableArguments {
     func probeConfiguration() throws -> ProbeConfiguration {
         var configuration = ProbeConfiguration()
         configuration.targets = try resolvedTargets()
+        if let file = try resolvedTargetsFile(after: configuration.targets) {
+            configuration.targetsFile = file
+            do {
+                configuration.targets = try file.read()
+            } catch {
+                // Named as every refused option is: the flag, or the variable with its value.
+                let source =
+                    targetsFile != nil
+                    ? "--\(Settings.targetsFile.flag)"
+                    : "\(Settings.targetsFile.environment)=\(file.path) is invalid for --\(Settings.targetsFile.flag)"
+                throw ValidationError("\(source): \(error)")
+            }
+        }
         configuration.targetInterval = .seconds(try Settings.targetInterval.resolve(targetInterval))
         configuration.targetTimeout = .seconds(try Settings.targetTimeout.resolve(targetTimeout))
         configuration.targetFailures = try Settings.targetFailures.resolve(targetFailures)
+        configuration.targetSuccesses = try Settings.targetSuccesses.resolve(targetSuccesses)
         configuration.connectivity = try connectivitySpec()
         configuration.connectivityInterval = .seconds(try Settings.connectivityInterval.resolve(connectivityInterval))
         configuration.connectivityTimeout = .seconds(try Settings.connectivityTimeout.resolve(connectivityTimeout))
-        configuration.targetSuccesses = try Settings.targetSuccesses.resolve(targetSuccesses)
         let dnsName = try Settings.dnsCheck.resolve(dnsCheck)
         configuration.dnsCheck = dnsName.isEmpty ? nil : dnsName
         configuration.dnsInterval = .seconds(try Settings.dnsInterval.resolve(dnsInterval))
@@ -118,6 +132,12 @@ struct ServeOptions: ParsableArguments {
         } catch {
             throw ValidationError("--\(Settings.targets.flag): \(error)")
         }
+    }
+
+    /// `--targets-file`, its targets following `flagTargets`; `nil` without one.
+    private func resolvedTargetsFile(after flagTargets: [TargetSpec]) throws -> TargetsFile? {
+        let path = try Settings.targetsFile.resolve(targetsFile)
+        return path.isEmpty ? nil : TargetsFile(path: path, flagTargets: flagTargets)
     }
 
     /// `nil` (connectivity `disabled`) without a URL; a response without one is refused, since

@@ -39,7 +39,7 @@ enum Settings {
     /// probes' settings (`ServeOptions.serverConfiguration(probes:)`): only they know.
     static let readyWhen = Setting<[ReadinessCondition]>(
         "ready-when",
-        "Comma-separated conditions that must all hold for /readyz to pass: reachable (the route-based state), always, online (connectivity full), dns (some nameserver answers), target:NAME (that target reachable)",
+        "Comma-separated conditions that must all hold for /readyz to pass: reachable (the route-based state), always, online (connectivity full), dns (some nameserver answers), target:NAME (that target reachable; a targets file without it is not applied)",
         default: ServerConfiguration().readiness, invalid: "must be \(ReadinessCondition.syntax)",
         reasoning: { text throws(InvalidValue) in
             switch ReadinessCondition.parseList(text) {
@@ -157,6 +157,14 @@ enum Settings {
             }
         },
         show: { $0.map { "\($0.name)=\($0.url)" }.joined(separator: " ") }
+    )
+
+    /// Read at start (a bad file is refused like a bad `--target`), then again on SIGHUP and
+    /// whenever it changes (`TargetsFile`, `TargetsReloader`).
+    static let targetsFile = Setting<String>(
+        "targets-file",
+        "A file of more targets, one NAME=URL per line (blank lines and # comments ignored), after the targets given as flags; read again on SIGHUP and whenever it changes, applied without a restart",
+        default: "", defaultText: "none", invalid: "must be a path", parse: { $0 }
     )
 
     static let targetInterval = Setting<Double>(
