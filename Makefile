@@ -1,5 +1,6 @@
-# reachd — the two commands a newcomer needs are `make run` and `make test`.
-# Both install what is missing first (Debian/Ubuntu packages; Swift 6 must already be on PATH).
+# reachd — the two commands a newcomer needs are `make run` and `make test`; `make check` is the
+# quick one to run before each commit. All install what is missing first (Debian/Ubuntu packages;
+# Swift 6 must already be on PATH).
 
 SHELL := /bin/bash
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -13,10 +14,12 @@ DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev pkg
 # debootstrap for the runtime image built without Docker (check-image), shellcheck for the
 # workflow's run: steps (actionlint calls it).
 DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap shellcheck
+# What `make check`'s tests start on loopback: a DNS server and a TLS server (no root needed).
+DEB_CHECK := dnsmasq-base openssl
 # The image the Kubernetes manifests name: reachd:VERSION, VERSION as `reachd --version` says.
 IMAGE := reachd:$(shell sed -nE 's/^ *static let version = "([^"]+)".*/\1/p' Sources/reachd/Reachd.swift)
 
-.PHONY: run test deps test-deps build release format swift-test check-sanitizers sanitize-thread sanitize-address \
+.PHONY: run test check check-deps deps test-deps build release format swift-test check-sanitizers sanitize-thread sanitize-address \
 	e2e packaging check-image image print-image measure-limits bench clean fuzz-http scale soak reliability \
 	fuzz fuzz-ci fuzz-merge fuzz-record
 
@@ -29,6 +32,16 @@ run: deps release
 ## contract, the Docker/Kubernetes packaging checks, the runtime image built and run without
 ## Docker, and a short budget of every fuzz target.
 test: deps test-deps format build swift-test check-sanitizers e2e packaging check-image fuzz-ci
+
+## For contributors, under 2 minutes on a warm build: the format check, the build, and the Swift
+## tests that need neither root nor network namespaces: all but the KernelTests suites (the probe
+## tests start dnsmasq and openssl on loopback). `make test`, what CI runs, is everything.
+check: check-deps format build
+	$(LIMIT) check 600 swift test --skip-build --skip KernelTests
+
+check-deps: deps
+	@missing=$$(for p in $(DEB_CHECK); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq $$missing; fi
 
 deps:
 	@command -v swift >/dev/null || { echo "Swift 6 is needed: https://www.swift.org/install/linux/"; exit 1; }
@@ -95,16 +108,18 @@ check-image: test-deps
 	bash scripts/remove-stale-namespaces.sh || { echo "check-image left namespaces behind"; status=1; }; \
 	exit $$status
 
-## What a hostile client can cost a release reachd (THREAT-MODEL.md's figures), measured on
-## loopback in a namespace: memory per stream, CPU per request, limits and timeouts (~4 min).
+## What a hostile client can cost a release reachd, measured on loopback in a namespace: memory
+## per stream, CPU per request, limits and timeouts (~4 min). Writes docs/reports/limits.md.
 measure-limits: deps
 	@command -v wrk >/dev/null || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq wrk; }
 	swift build -c release --static-swift-stdlib --product reachd --scratch-path .build-release
-	$(SUDO) python3 scripts/measure-limits.py --binary .build-release/x86_64-unknown-linux-gnu/release/reachd
+	$(SUDO) python3 scripts/measure-limits.py --binary .build-release/x86_64-unknown-linux-gnu/release/reachd \
+		--report docs/reports/limits.md
 
-# The long runs (RELIABILITY.md): the load tests of Tests/e2e at full size. `make e2e` runs the
-# same tests at reduced sizes. REACHD_BIN=path/to/reachd tests another build.
-FULL_SIZE = REACHD_SCALE=full $(LIMIT) $(1) $(2) $(VENV)/bin/python -u -m pytest $(3) -v -s --timeout=$(2); \
+# The long runs (docs/RELIABILITY.md): the load tests of Tests/e2e at full size, each target writing
+# its figures to docs/reports/reliability-TARGET.md. `make e2e` runs the same tests at reduced
+# sizes and writes no report. REACHD_BIN=path/to/reachd tests another build.
+FULL_SIZE = REACHD_SCALE=full REACHD_REPORT=docs/reports/reliability-$(1).md $(LIMIT) $(1) $(2) $(VENV)/bin/python -u -m pytest $(3) -v -s --timeout=$(2); \
 	status=$$?; bash scripts/remove-stale-namespaces.sh || { echo "$(1) left namespaces behind"; status=1; }; \
 	exit $$status
 
@@ -142,7 +157,7 @@ fuzz-record: deps
 	swift build --product reachd
 	python3 Fuzz/record-client.py .build/debug/reachd Fuzz/Corpus/FuzzClient
 
-## Side-by-side benchmark against nginx and nchan; writes BENCHMARKS.md (see bench/README.md).
+## Side-by-side benchmark against nginx and nchan; writes docs/reports/benchmarks.md (bench/README.md).
 bench: deps
 	bash bench/run.sh
 

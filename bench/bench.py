@@ -26,8 +26,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts"))
 
 import nsutil  # noqa: E402
+import provenance  # noqa: E402
 import report  # noqa: E402
 from nsutil import Namespace, VethNet  # noqa: E402
 from servers import PORT, Floor, Nginx, Reachd, http_request, read_lines_until, versions  # noqa: E402
@@ -1184,7 +1186,7 @@ def main() -> int:
     t0 = time.monotonic()
     results: dict = {
         "mode": "quick" if args.quick else "full", "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-        "config": cfg, "machine": machine(), "versions": versions(), "phases": {},
+        "commit": provenance.commit(), "config": cfg, "machine": machine(), "versions": versions(), "phases": {},
         "note": "noisy shared 2-core VM: server, peers and clients share both cores; figures are medians of "
                 "repetitions, peers run in the same invocation, alternating order",
         "profiled": perf.enabled,

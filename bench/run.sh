@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # reachd's benchmark, side by side with its peers (see bench/README.md). `make bench` runs this.
 #
-#   bash bench/run.sh            full run (about 12 minutes); writes BENCHMARKS.md and
-#                                bench/results/latest.json
+#   bash bench/run.sh            full run (about 12 minutes); writes docs/reports/benchmarks.md
+#                                and bench/results/latest.json
 #   bash bench/run.sh --quick    smoke run (N=1000 only, 50 flaps, 10 s idle); writes
-#                                bench/results/quick.{md,json} and leaves BENCHMARKS.md alone
+#                                bench/results/quick.{md,json} and leaves docs/reports/ alone
 #   REACHD_BIN=path/to/reachd bash bench/run.sh   use that binary instead of building one
 #
 # Needs root (network namespaces). Installs what is missing from Debian: nginx with the nchan
@@ -16,7 +16,8 @@ START=$(date +%s)
 SUDO=""
 [ "$(id -u)" = 0 ] || { echo "bench/run.sh: needs root (it creates network namespaces)" >&2; exit 1; }
 
-# Only a full run of every phase rewrites BENCHMARKS.md; --quick and --only write to bench/results/.
+# Only a full run of every phase rewrites docs/reports/benchmarks.md; --quick and --only write to
+# bench/results/.
 PARTIAL=0
 for arg in "$@"; do case "$arg" in --quick|--only|--only=*|--fanout-ns*|--reps*) PARTIAL=1 ;; esac; done
 
@@ -74,7 +75,7 @@ BUDGET=$(( 15 * 60 - ELAPSED - 45 ))
 ARGS=(--reachd "$REACHD_BIN" --client "$WORK/sseclient" --floor "$WORK/floor" --budget "$BUDGET" --build-seconds "$ELAPSED")
 [ "$PREBUILT" = 0 ] || ARGS+=(--prebuilt)
 if [ "$PARTIAL" = 0 ]; then
-    ARGS+=(--markdown "$ROOT/BENCHMARKS.md")
+    ARGS+=(--markdown "$ROOT/docs/reports/benchmarks.md")
 fi
 # In the background so that a signal reaches this script at once: it is passed on to bench.py,
 # which cleans up after itself, and then the EXIT trap sweeps whatever is left.

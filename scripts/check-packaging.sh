@@ -343,7 +343,7 @@ for path, workload in workloads:
 
 # reachd's memory at its connection limit must fit the container's memory limit, or a client
 # opening streams gets it OOM-killed (measured: a 64 MiB cgroup kills it at about 5,500 streams).
-# Measured costs (THREAT-MODEL.md): ~20 MiB idle; per connection ~10 KiB in reachd plus up to
+# Measured costs (docs/reports/limits.md, docs/reports/benchmarks.md): ~20 MiB idle; per connection ~10 KiB in reachd plus up to
 # 32 KiB of kernel send buffer for a client that stops reading (charged to the cgroup on v2).
 IDLE_BYTES, PER_CONNECTION_BYTES = 20 << 20, 42 << 10
 UNITS = {"Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "K": 1000, "M": 1000**2, "G": 1000**3, "": 1}
@@ -419,15 +419,18 @@ check_monitoring() {
 
 # ------------------------------------------------------------------------------ 6. startup
 
-# Each reachd container of the plain manifests (init containers included), started as the kubelet
-# would start it for each family's Service address: prints one line per finding, "ok ..." per
-# start that passed.
+# Each reachd container of the plain manifests (init containers included: `reachd wait`),
+# started as the kubelet would start it for each family's Service address, its ConfigMap
+# volumes written where it mounts them: prints one line per finding, "ok ..." per start that
+# passed.
 startup_runs() {
     "$1" - "$2" deploy/kubernetes/*.yaml <<'PYTHON'
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import yaml
 
 binary, files = sys.argv[1], sys.argv[2:]
@@ -449,41 +452,70 @@ def expand(text, environment):
     return re.sub(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
                   lambda m: "$" if m[0] == "$$" else environment.get(m[1], m[0]), text)
 
+def mounted(workload, container, config_maps, scratch):
+    """Each ConfigMap volume the container mounts, written as the kubelet writes it (a file per
+    key) under `scratch`: {mountPath: that directory}."""
+    volumes = {v["name"]: v for v in workload["spec"]["template"]["spec"].get("volumes", [])}
+    directories = {}
+    for mount in container.get("volumeMounts", []):
+        source = volumes.get(mount["name"], {}).get("configMap")
+        if source is None:
+            continue
+        directory = os.path.join(scratch, mount["name"])
+        os.makedirs(directory, exist_ok=True)
+        for key, text in config_maps[source["name"]].get("data", {}).items():
+            with open(os.path.join(directory, key), "w") as handle:
+                handle.write(text)
+        directories[mount["mountPath"]] = directory
+    return directories
+
+def relocate(text, directories):
+    # A path under a mount path names the file in its scratch directory.
+    for mount_path, directory in directories.items():
+        if text == mount_path or text.startswith(mount_path.rstrip("/") + "/"):
+            return directory + text[len(mount_path.rstrip("/")):]
+    return text
+
 findings = []
+documents = []
 for path in files:
     with open(path) as handle:
-        workloads = [d for d in yaml.safe_load_all(handle) if d and d["kind"] in ("Deployment", "DaemonSet")]
-    for workload in workloads:
-        spec = workload["spec"]["template"]["spec"]
-        # Init containers too: `reachd wait` (wait-init.yaml) validates its settings, the
-        # sentinel last, exactly as serving does.
-        for container in spec.get("initContainers", []) + spec["containers"]:
-            if not container["image"].split("/")[-1].startswith("reachd"):
+        documents += [(path, d) for d in yaml.safe_load_all(handle) if d]
+config_maps = {d["metadata"]["name"]: d for _, d in documents if d["kind"] == "ConfigMap"}
+scratch = tempfile.mkdtemp(prefix="reachd-packaging-")
+for path, workload in ((p, d) for p, d in documents if d["kind"] in ("Deployment", "DaemonSet")):
+    spec = workload["spec"]["template"]["spec"]
+    # Init containers too: `reachd wait` (wait-init.yaml) validates its settings, the sentinel
+    # last, exactly as serving does.
+    for container in spec.get("initContainers", []) + spec["containers"]:
+        if not container["image"].split("/")[-1].startswith("reachd"):
+            continue
+        where = f"{path}: {workload['metadata']['name']}/{container['name']}"
+        directories = mounted(workload, container, config_maps, os.path.join(scratch, workload["metadata"]["name"]))
+        for family, service, pod in FAMILIES:
+            environment = {"KUBERNETES_SERVICE_HOST": service, "KUBERNETES_SERVICE_PORT": "443",
+                           "PATH": os.path.dirname(binary) + ":/usr/bin:/bin"}
+            for item in container.get("env", []):
+                if "value" in item:
+                    environment[item["name"]] = relocate(expand(item["value"], environment), directories)
+                elif item.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "status.podIP":
+                    environment[item["name"]] = pod
+            environment[SENTINEL[0]] = SENTINEL[1]
+            command = [expand(a, environment) for a in container.get("command", ["reachd"])]
+            command += [expand(a, environment) for a in container.get("args", [])]
+            try:
+                result = subprocess.run(["unshare", "--net", "--", *command], env=environment,
+                                        capture_output=True, text=True, timeout=20)
+            except subprocess.TimeoutExpired:
+                findings.append(f"{where} ({family} {service}): still running after 20 s")
                 continue
-            where = f"{path}: {workload['metadata']['name']}/{container['name']}"
-            for family, service, pod in FAMILIES:
-                environment = {"KUBERNETES_SERVICE_HOST": service, "KUBERNETES_SERVICE_PORT": "443",
-                               "PATH": os.path.dirname(binary) + ":/usr/bin:/bin"}
-                for item in container.get("env", []):
-                    if "value" in item:
-                        environment[item["name"]] = expand(item["value"], environment)
-                    elif item.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "status.podIP":
-                        environment[item["name"]] = pod
-                environment[SENTINEL[0]] = SENTINEL[1]
-                command = [expand(a, environment) for a in container.get("command", ["reachd"])]
-                command += [expand(a, environment) for a in container.get("args", [])]
-                try:
-                    result = subprocess.run(["unshare", "--net", "--", *command], env=environment,
-                                            capture_output=True, text=True, timeout=20)
-                except subprocess.TimeoutExpired:
-                    findings.append(f"{where} ({family} {service}): still running after 20 s")
-                    continue
-                expected = f"{SENTINEL[0]}={SENTINEL[1]} is invalid"
-                if result.returncode != 64 or expected not in result.stderr:
-                    findings.append(f"{where} ({family} {service}): exit {result.returncode}: "
-                                    + " ".join(result.stderr.split())[:300])
-                else:
-                    print(f"ok {where} ({family} {service})")
+            expected = f"{SENTINEL[0]}={SENTINEL[1]} is invalid"
+            if result.returncode != 64 or expected not in result.stderr:
+                findings.append(f"{where} ({family} {service}): exit {result.returncode}: "
+                                + " ".join(result.stderr.split())[:300])
+            else:
+                print(f"ok {where} ({family} {service})")
+shutil.rmtree(scratch, ignore_errors=True)
 print("\n".join(findings))
 PYTHON
 }

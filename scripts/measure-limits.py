@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Measures what a hostile or greedy client can cost a release reachd, for THREAT-MODEL.md.
+"""Measures what a hostile or greedy client can cost a release reachd, for docs/THREAT-MODEL.md.
 
 Every figure comes from a real reachd on 127.0.0.1 in a network namespace of its own (lo, plus a
 veth pair inside it with a default route so the document looks like a pod's; nothing leaves the
-namespace). Run as root; prints one Markdown table row per figure, with how it was taken.
+namespace). Run as root; prints one Markdown table row per figure, with how it was taken, and with
+`--report PATH` writes them as a report headed by the date, commit and machine
+(`make measure-limits` writes docs/reports/limits.md).
 
   memory per idle SSE stream   VmRSS before and after N streams that each read their first event
   idle CPU of N streams        utime+stime (/proc/PID/stat) over two heartbeats
@@ -14,7 +16,7 @@ namespace). Run as root; prints one Markdown table row per figure, with how it w
                                a keep-alive connection after a request, a byte every 1.5 s
   stalled readers              RSS before/after 300 changes with 100 /events clients that never read
 
-Usage: sudo python3 scripts/measure-limits.py [--streams N] [--binary PATH]
+Usage: sudo python3 scripts/measure-limits.py [--streams N] [--binary PATH] [--report PATH]
        (make measure-limits builds the release binary as the Dockerfile does, then runs this)
 """
 
@@ -30,6 +32,9 @@ import subprocess
 import sys
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import provenance  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -531,6 +536,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--streams", type=int, default=2000)
     parser.add_argument("--binary", default=".build-release/x86_64-unknown-linux-gnu/release/reachd")
+    parser.add_argument("--report", help="also write the figures to this Markdown file (docs/reports/limits.md)")
     arguments = parser.parse_args()
     if "MEASURE_NAMESPACE" not in os.environ:
         if os.geteuid() != 0:
@@ -542,6 +548,7 @@ def main():
     if subprocess.run(["sh", "-c", "command -v wrk"], capture_output=True).returncode != 0:
         raise SystemExit("wrk is not installed (apt-get install wrk; make measure-limits installs it)")
     version = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout.strip()
+    context = provenance.capture()
     print(f"reachd {version} ({binary}); {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}\n")
     print("| limit | measured | how |\n|---|---|---|")
     server = memory_per_stream(binary, arguments.streams)
@@ -554,6 +561,27 @@ def main():
     connection_limit(binary)
     streams_under_memory_limit(binary)
     streams_under_memory_limit(binary, "--max-connections", "1000", attempts=3000)
+    if arguments.report:
+        write_report(arguments.report, context, version, binary)
+
+
+def write_report(path, context, version, binary):
+    lines = provenance.header(
+        "What a hostile client can cost reachd: measured limits",
+        "sudo make measure-limits",
+        context,
+        [f"reachd: `{version}`, `{os.path.relpath(binary, provenance.ROOT)}` (release build, as the Dockerfile builds it)",
+         "where: 127.0.0.1 in a network namespace of its own; clients and reachd share the machine's cores, so CPU "
+         "figures move with the load average"],
+    )
+    lines += ["Each bound, its option and default, and what it protects are in "
+              "[THREAT-MODEL.md](../THREAT-MODEL.md); this file holds only what was measured.", "",
+              "| limit | measured | how |", "|---|---|---|"]
+    lines += [f"| {limit} | {figure} | {how} |" for limit, figure, how in rows]
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"\nwrote {path}")
 
 
 main()

@@ -91,16 +91,19 @@ public final class ReachabilityServer: Service, Sendable {
         metrics.update(status)
         metrics.recordSource(monitor.statistics)
         // One line per published change, its fields named and typed as in the document
-        // (`transport`, `targets`' `name`/`state`/`reason`, `connectivity`'s `state`); a reason
-        // that is null there is left out here.
+        // (`transport`, `targets`' `name`/`state`/`reason`/`degraded`, `connectivity`'s and
+        // `dns`' `state`/`reason`); a reason that is null there is left out here.
         let path = status.path
         let targets: [Logger.MetadataValue] = status.targets.map { target in
             var fields: Logger.Metadata = ["name": .string(target.name), "state": .string(target.state.rawValue)]
             if let reason = target.reason { fields["reason"] = .string(reason.rawValue) }
+            if target.degraded { fields["degraded"] = .stringConvertible(true) }
             return .dictionary(fields)
         }
         var connectivity: Logger.Metadata = ["state": .string(status.connectivity.state.rawValue)]
         if let reason = status.connectivity.reason { connectivity["reason"] = .string(reason.rawValue) }
+        var dns: Logger.Metadata = ["state": .string(status.dns.state.rawValue)]
+        if let reason = status.dns.reason { dns["reason"] = .string(reason.rawValue) }
         let metadata: Logger.Metadata = [
             "sequence": .stringConvertible(status.sequence),
             "changedAt": .string(ReachabilityStatus.timestampStyle.format(status.changedAt)),
@@ -115,6 +118,7 @@ public final class ReachabilityServer: Service, Sendable {
             "isDataMetered": .stringConvertible(path.isDataMetered),
             "targets": .array(targets),
             "connectivity": .dictionary(connectivity),
+            "dns": .dictionary(dns),
         ]
         logger.info("status changed", metadata: metadata)
     }

@@ -20,22 +20,30 @@ public struct Application: Sendable {
     public let services: [any Service]
 
     /// Runs every service until SIGTERM or SIGINT (or until the server ends, or `finisher`),
-    /// then shuts them down in reverse order.
+    /// then shuts them down in reverse order. SIGHUP meanwhile reads `--targets-file` again
+    /// (`HangupService`).
     ///
     /// - Parameters:
     ///   - shutdownTimeout: the longest the graceful shutdown may take, in seconds.
     ///   - signals: what starts the graceful shutdown (tests trigger it themselves).
+    ///   - reloadSignal: what reads the targets file again; `nil`: left as it is (tests).
     ///   - finisher: a service run last whose end shuts the group down (`reachd wait`'s
     ///     `ConditionWait`); the first stopped on a signal.
     public func run(
         logger: Logger, shutdownTimeout: Double, signals: [UnixSignal] = [.sigterm, .sigint],
-        until finisher: (any Service)? = nil
+        reloadSignal: UnixSignal? = .sighup, until finisher: (any Service)? = nil
     ) async throws {
+        var running = services
+        if let reloadSignal {
+            // Before the server: it stops first, and a SIGHUP while it drains is still harmless.
+            let hangup = HangupService(probes: probes, logger: logger, signal: reloadSignal)
+            running.insert(hangup, at: server == nil ? running.endIndex : running.endIndex - 1)
+        }
         let ending: ServiceGroupConfiguration.ServiceConfiguration? = finisher.map {
             .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup)
         }
         var configuration = ServiceGroupConfiguration(
-            services: services.map { service in
+            services: running.map { service in
                 .init(
                     service: service,
                     successTerminationBehavior: service is ReachabilityServer ? .gracefullyShutdownGroup : .ignore)
@@ -74,6 +82,8 @@ public func buildApplication(
     } catch {
         throw ApplicationError(.monitor, cause: error)
     }
+    // The command line (and the targets file in it) was read and applied.
+    metrics.recordConfigReload(successful: true, at: started)
     let probes: ProbeService?
     do {
         // What the probes measure besides the document, for /metrics.
@@ -86,7 +96,11 @@ public func buildApplication(
             })
         probes = try ProbeService.make(
             configuration.probes, monitor: monitor, trustedCertificates: configuration.trustedCertificates,
-            events: events)
+            events: events,
+            targetsReloaded: { reload in
+                logTargetsReload(reload, logger: logger)
+                metrics.recordConfigReload(successful: (try? reload.outcome.get()) != nil, at: reload.at)
+            })
     } catch {
         monitor.close()
         throw ApplicationError(.probes, cause: error)
@@ -107,6 +121,24 @@ public func buildApplication(
     if let probes { services.append(ProbesService(probes: probes)) }
     if let server { services.append(server) }
     return Application(monitor: monitor, probes: probes, server: server, services: services)
+}
+
+/// One line per reading of `--targets-file`: what changed, or why it was not applied (the error
+/// names the line) and that the previous targets stay.
+private func logTargetsReload(_ reload: TargetsReload, logger: Logger) {
+    var metadata: Logger.Metadata = ["file": "\(reload.path)", "cause": "\(reload.cause.rawValue)"]
+    switch reload.outcome {
+    case .success(let change):
+        metadata["added"] = .array(change.added.map { .string($0) })
+        metadata["removed"] = .array(change.removed.map { .string($0) })
+        metadata["changed"] = .array(change.changed.map { .string($0) })
+        metadata["kept"] = .stringConvertible(change.kept.count)
+        logger.info("targets file applied", metadata: metadata)
+    case .failure(let error):
+        metadata["error"] = "\(error)"
+        if let line = error.line { metadata["line"] = .stringConvertible(line) }
+        logger.error("targets file not applied; the previous targets stay", metadata: metadata)
+    }
 }
 
 /// A step of `buildApplication` failed; everything made before it was released.

@@ -44,6 +44,7 @@ extension ServeOptions {
                 "state": "\(application.monitor.current.state.rawValue)",
                 "readyWhen": "\(server.readiness.commaSeparated)",
                 "targets": .stringConvertible(probes.targets.count),
+                "targetsFile": probes.targetsFile.map { .string($0.path) } ?? LogFields.null,
                 "connectivity": probes.connectivity.map { .string($0.url.text) } ?? LogFields.null,
                 "dnsCheck": probes.dnsCheck.map { .string($0) } ?? LogFields.null,
             ]
@@ -58,6 +59,11 @@ extension ServeOptions {
         // The probes' settings first: `--ready-when` is checked against their targets.
         configuration.probes = try monitoring.probeConfiguration()
         configuration.server = try serverConfiguration(probes: configuration.probes)
+        // The readiness list is fixed for the process: a reload must keep every target it names.
+        configuration.probes.targetsFile?.requiredNames =
+            configuration.server?.readiness.compactMap { condition in
+                if case .target(let name) = condition { name } else { nil }
+            } ?? []
         configuration.monitor = try monitoring.monitorConfiguration()
         return configuration
     }

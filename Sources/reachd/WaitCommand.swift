@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import Probes
 import Reachable
 import ReachableServer
 import ReachdApp
@@ -68,6 +69,10 @@ struct WaitCommand: AsyncParsableCommand {
         let conditions = try Settings.waitFor.resolve(self.conditions)
         try configuration.probes.refuseUnsatisfiable(
             conditions, source: Settings.waitFor.source(flagGiven: self.conditions != nil))
+        // A reload of the targets file (SIGHUP, or the file changing) must keep every target waited for.
+        configuration.probes.targetsFile?.requiredNames = conditions.compactMap { condition in
+            if case .target(let name) = condition { name } else { nil }
+        }
         let seconds = try Settings.waitTimeout.resolve(timeout)
         configuration.monitor = try monitoring.monitorConfiguration()
         return (configuration, conditions, seconds == 0 ? nil : .seconds(seconds))

@@ -111,13 +111,14 @@ struct NameserverCheckTests {
             service.stop()
             monitor.close()
         }
-        _ = try await waitFor(monitor, "ok") { $0.state == .ok }
+        let first = try await waitFor(monitor, "ok") { $0.state == .ok }
         try directory.replace("resolv.conf", with: "nameserver 127.0.0.3\nnameserver 127.0.0.1\n")
         let changed = try await waitFor(monitor, "the new server listed and asked") {
             $0.servers.map(\.address) == ["127.0.0.3", "127.0.0.1"] && $0.servers[0].state == .failing
         }
         #expect(changed.state == .degraded)
         #expect(changed.servers[1].state == .answering, "a server that stays keeps its state")
+        #expect(changed.servers[1].since == first.servers[0].since, "and its since")
         try directory.replace("resolv.conf", with: "nameserver 127.0.0.1\n")
         let back = try await waitFor(monitor, "the silent server removed") { $0.servers.count == 1 }
         #expect(back.state == .ok)

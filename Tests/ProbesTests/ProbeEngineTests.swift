@@ -1,6 +1,7 @@
 import Foundation
 import Probes
 import Reachable
+import Synchronization
 import Testing
 
 /// The engine against real servers on loopback, one per behaviour.
@@ -39,12 +40,16 @@ struct ProbeEngineTests {
     }
 
     @Test func redirectIsAnAnswerAndIsNotFollowed() async throws {
-        let server = try TestHTTPServer(
-            .respond("HTTP/1.1 302 Found\r\nLocation: /login\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"))
+        let server = try TestHTTPServer { head in
+            head.hasPrefix("GET /login ")
+                ? .respond(Self.noContent)
+                : .respond("HTTP/1.1 302 Found\r\nLocation: /login\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        }
         let outcome = await engine.probe(try job("http://127.0.0.1:PORT/", port: server.port))
-        #expect(outcome.failure == nil && outcome.statusCode == 302, "\(outcome)")
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(server.requests.count == 1, "the Location was not requested")
+        #expect(outcome.failure == nil && outcome.statusCode == 302, "a followed redirect would end in 204: \(outcome)")
+        // The server records each request before it answers, and the probe completes only after the
+        // last answer it reads: a followed Location would be recorded by now.
+        #expect(server.requests.count == 1, "the Location was not requested: \(server.requests)")
     }
 
     @Test func bodyPrefixIsComparedAndReadingStopsThere() async throws {
@@ -92,7 +97,7 @@ struct ProbeEngineTests {
         let server = try TestHTTPServer(.hang)
         let outcome = await engine.probe(try job("tcp://db.test:PORT", port: server.port))
         #expect(outcome.failure == nil && outcome.statusCode == nil, "\(outcome)")
-        try await Task.sleep(for: .milliseconds(200))
+        try await waitUntil("the server saw the probe close its connection") { server.endedConnections == 1 }
         #expect(server.requests.isEmpty, "nothing was sent over the connection")
     }
 
@@ -197,7 +202,7 @@ struct ProbeEngineLifecycleTests {
             url: try ProbeEngineTests.url("http://127.0.0.1:\(server.port)/"), address: IPAddress("127.0.0.1")!,
             deadline: .now + .seconds(30))
         async let pending = engine.probe(job)
-        try await Task.sleep(for: .milliseconds(300))
+        try await waitUntil("the request is under way") { server.requests.count == 1 }
         let started = ContinuousClock.now
         engine.stop()
         #expect(ContinuousClock.now - started < .seconds(10), "stop does not wait for the 30 s deadline")
@@ -238,10 +243,32 @@ struct ProbeEngineLifecycleTests {
     @Test func engineDroppedWithoutStopEndsItsThread() async throws {
         var engine: ProbeEngine? = try ProbeEngine(
             resolver: ResolverConfiguration(resolvConfPath: "/nonexistent/resolv.conf"))
+        weak var dropped = engine
         #expect(await engine!.resolve("::1").addresses == [IPAddress("::1")!])
-        engine = nil  // deinit stops and waits
-        #expect(engine == nil)
+        let server = try TestHTTPServer(.hang)
+        let job = ProbeJob(
+            url: try ProbeEngineTests.url("http://127.0.0.1:\(server.port)/"), address: IPAddress("127.0.0.1")!,
+            deadline: .now + .seconds(30))
+        let ended = Completion()
+        engine!.probe(job) { ended.record($0) }
+        try await waitUntil("the request is under way") { server.requests.count == 1 }
+        engine = nil  // deinit stops and waits for the thread, which cancels the probe on its way out
+        #expect(dropped == nil, "nothing else holds the engine")
+        let outcome = ended.outcome
+        #expect(
+            outcome?.wasCancelled == true,
+            "completed as cancelled before deinit returned: \(String(describing: outcome))")
+        server.stop()
     }
+}
+
+/// What a completion was called with, read from another thread.
+private final class Completion: Sendable {
+    private let recorded = Mutex<ProbeOutcome?>(nil)
+
+    func record(_ outcome: ProbeOutcome) { recorded.withLock { $0 = outcome } }
+
+    var outcome: ProbeOutcome? { recorded.withLock { $0 } }
 }
 
 /// With nothing to do, the engine thread sleeps: no timer, no polling (reachd with no targets must
@@ -251,10 +278,13 @@ struct ProbeEngineIdleTests {
     @Test func idleEngineDoesNotWakeUp() async throws {
         let engine = try ProbeEngine(resolver: ResolverConfiguration(resolvConfPath: "/nonexistent/resolv.conf"))
         _ = await engine.resolve("198.18.0.1")  // one round trip, then nothing
-        try await Task.sleep(for: .milliseconds(100))
+        await engine.caughtUp()
         let before = engine.statistics
-        try await Task.sleep(for: .seconds(1))
-        #expect(engine.statistics == before, "\(before) → \(engine.statistics)")
+        // The window is the engine's own timer: submitting it and its firing are the only wake-ups.
+        await engine.timerFired(after: .seconds(1))
+        var expected = before
+        expected.wakeUps += 2
+        #expect(engine.statistics == expected, "\(before) → \(engine.statistics)")
         #expect(before.resolutions == 1 && before.probes == 0)
         engine.stop()
     }
@@ -266,10 +296,10 @@ struct ProbeEngineIdleTests {
             url: try ProbeEngineTests.url("http://127.0.0.1:\(server.port)/"), address: IPAddress("127.0.0.1")!,
             deadline: .now + .seconds(3))
         #expect(await engine.probe(job).statusCode == 204)
-        try await Task.sleep(for: .milliseconds(200))
+        await engine.caughtUp()
         let before = engine.statistics
-        try await Task.sleep(for: .seconds(1))
-        #expect(engine.statistics.wakeUps == before.wakeUps, "\(before) → \(engine.statistics)")
+        await engine.timerFired(after: .seconds(1))
+        #expect(engine.statistics.wakeUps == before.wakeUps + 2, "only the timer's: \(before) → \(engine.statistics)")
         engine.stop()
     }
 }

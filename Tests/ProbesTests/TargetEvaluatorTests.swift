@@ -3,7 +3,7 @@ import Probes
 import Reachable
 import Testing
 
-/// DESIGN's `--target-failures` rule, step by step.
+/// The `--target-failures` rule, step by step.
 @Suite struct TargetEvaluatorTests {
     let start = Date(timeIntervalSince1970: 1_000)
     func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
@@ -78,7 +78,7 @@ import Testing
     }
 }
 
-/// DESIGN's connectivity table, and NetworkManager's backoff.
+/// The connectivity table (README.md), and NetworkManager's backoff.
 @Suite struct ConnectivityEvaluatorTests {
     static func answer(_ status: Int, matched: Bool? = nil) -> ProbeOutcome {
         ProbeOutcome(

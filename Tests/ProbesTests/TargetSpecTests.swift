@@ -2,7 +2,7 @@ import Probes
 import Reachable
 import Testing
 
-/// DESIGN's target URL table and every way a `--target` can be refused.
+/// The target URL table (README.md) and every way a `--target` can be refused.
 @Suite struct TargetSpecTests {
     struct Valid: Sendable, CustomTestStringConvertible {
         var spec: String

@@ -29,7 +29,7 @@ struct RejectionLogTests {
         let lines = recorder.lines.withLock { $0 }
         #expect(lines.count == 1)
         #expect(lines.first?.0 == .warning)
-        #expect(lines.first?.1["status"] == "405")
+        #expect(lines.first?.1["status"] == .stringConvertible(405), "a number, typed in JSON logs")
     }
 
     @Test func theNextWarningAfterTheIntervalSaysHowManyWereQuiet() throws {

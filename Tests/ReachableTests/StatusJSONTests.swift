@@ -33,7 +33,9 @@ import Testing
             + #""transport":{"wifi":false,"cellular":false,"ethernet":true,"other":false},"isDataMetered":false,"#
             + #""interfaces":[{"name":"eth0","index":2,"transport":"ethernet","kind":"veth","operState":"up","#
             + #""isDefaultRoute":true,"addresses":["198.18.0.2/24","fe80::1/64"]}],"targets":[],"#
-            + #""connectivity":{"state":"disabled","url":null,"reason":null,"since":"2026-11-21T22:00:00.250Z"},"#
+            + #""connectivity":{"state":"disabled","url":null,"reason":null,"since":"2026-11-21T22:00:00.250Z","#
+            + #""ipv4":null,"ipv6":null,"degraded":false},"#
+            + #""dns":{"state":"disabled","name":null,"reason":null,"since":"2026-11-21T22:00:00.250Z","servers":[]},"#
             + #""sequence":7,"changedAt":"2026-11-21T22:00:00.250Z"}"#
         #expect(Self.text(Self.example()) == expected)
     }
@@ -61,7 +63,45 @@ import Testing
         #expect(text.contains(#""reason":"no-route""#))
         #expect(text.contains(#""reason":"http-status""#))
         #expect(text.contains(#"{"name":"t-unknown","url":"tcp://db.test:5432","state":"unknown","reason":null,"#))
-        #expect(text.contains(#""addresses":[],"interface":null,"since":"2026-11-21T22:00:00.250Z"}"#))
+        #expect(
+            text.contains(
+                #""addresses":[],"interface":null,"since":"2026-11-21T22:00:00.250Z","ipv4":null,"ipv6":null,"#
+                    + #""degraded":false}"#))
+    }
+
+    @Test func familiesAndDNSRoundTripWithEveryStateAndReason() throws {
+        let since = Self.changedAt
+        var status = Self.example()
+        status.targets = [
+            TargetStatus(
+                name: "db", url: "tcp://db.test:5432", state: .reachable, addresses: ["198.18.1.10", "2001:db8::1"],
+                interface: "eth0", since: since,
+                ipv4: TargetFamilyStatus(state: .reachable, address: "198.18.1.10", interface: "eth0"),
+                ipv6: TargetFamilyStatus(
+                    state: .unreachable, reason: .timeout, address: "2001:db8::1", interface: "eth0"),
+                degraded: true)
+        ]
+        status.connectivity = ConnectivityStatus(
+            state: .full, url: "http://check.test/", since: since, ipv4: ConnectivityFamilyStatus(state: .full),
+            ipv6: ConnectivityFamilyStatus(state: .limited, reason: .tls), degraded: true)
+        status.dns = DNSStatus(
+            state: .degraded, name: "kubernetes.default.svc.cluster.local.", since: since,
+            servers: NameserverStatus.State.allCases.map {
+                NameserverStatus(address: "10.96.0.10", state: $0, since: since)
+            }
+                + DNSFailureReason.allCases.map {
+                    NameserverStatus(address: "10.96.0.11", state: .failing, reason: $0, since: since)
+                })
+        let decoded = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(status.jsonBytes()))
+        #expect(decoded == status)
+        let text = Self.text(status)
+        #expect(
+            text.contains(
+                #""ipv6":{"state":"unreachable","reason":"timeout","address":"2001:db8::1","interface":"eth0"},"#
+                    + #""degraded":true}"#))
+        #expect(text.contains(#""ipv6":{"state":"limited","reason":"tls"},"degraded":true}"#))
+        #expect(text.contains(#""reason":"no-servers""#))
+        #expect(text.contains(#""dns":{"state":"degraded","name":"kubernetes.default.svc.cluster.local.","#))
     }
 
     @Test func isOneLine() {
@@ -74,7 +114,7 @@ import Testing
         let text = Self.text(Self.example())
         let topLevel = [
             "state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces", "targets",
-            "connectivity", "sequence", "changedAt",
+            "connectivity", "dns", "sequence", "changedAt",
         ]
         let interface = ["name", "index", "transport", "kind", "operState", "isDefaultRoute", "addresses"]
         let positions = try topLevel.map { try #require(text.range(of: "\"\($0)\":")?.lowerBound) }

@@ -52,7 +52,8 @@ struct ConditionWaitTests {
         let wait = ConditionWait(
             conditions: [.always], timeout: .seconds(30), monitor: application.monitor, logger: Logger(label: "test"))
         let started = ContinuousClock.now
-        try await application.run(logger: Logger(label: "test"), shutdownTimeout: 3, signals: [], until: wait)
+        try await application.run(
+            logger: Logger(label: "test"), shutdownTimeout: 3, signals: [], reloadSignal: nil, until: wait)
         #expect(ContinuousClock.now - started < .seconds(5))
         #expect(wait.outcome?.ending == .held)
         #expect(wait.outcome?.lines == ["always pass"])
@@ -65,7 +66,8 @@ struct ConditionWaitTests {
             conditions: [.always, .target("absent")], timeout: .milliseconds(300), monitor: application.monitor,
             logger: Logger(label: "test"))
         let started = ContinuousClock.now
-        try await application.run(logger: Logger(label: "test"), shutdownTimeout: 3, signals: [], until: wait)
+        try await application.run(
+            logger: Logger(label: "test"), shutdownTimeout: 3, signals: [], reloadSignal: nil, until: wait)
         let waited = ContinuousClock.now - started
         #expect(waited >= .milliseconds(300) && waited < .seconds(5), "\(waited)")
         #expect(wait.outcome?.ending == .timedOut)
@@ -79,7 +81,8 @@ struct ConditionWaitTests {
             conditions: [.target("absent")], timeout: nil, monitor: application.monitor, logger: Logger(label: "test"))
         try await testGracefulShutdown { trigger in
             let running = Task {
-                try await application.run(logger: Logger(label: "test"), shutdownTimeout: 3, signals: [], until: wait)
+                try await application.run(
+                    logger: Logger(label: "test"), shutdownTimeout: 3, signals: [], reloadSignal: nil, until: wait)
             }
             // The wait subscribes at once; shut down once it does.
             let deadline = ContinuousClock.now + .seconds(10)

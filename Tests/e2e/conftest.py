@@ -23,6 +23,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import load_report  # noqa: E402
 import netns  # noqa: E402
 from reachd_process import Reachd, reachd_binary  # noqa: E402
 
@@ -61,10 +62,14 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     report = outcome.get_result()
     setattr(item, f"rep_{report.when}", report)
+    load_report.outcome(item.nodeid, report.when, report.outcome, report.duration)
 
 
 def pytest_sessionfinish(session, exitstatus):
     netns.cleanup_all()
+    written = load_report.write(session.config.args)
+    if written:
+        print(f"\nreport written to {written}")
 
 
 def raise_nofile(wanted: int = 20000) -> None:
@@ -619,7 +624,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 def check_status_document(doc: dict) -> None:
-    """The contract of the status document (DESIGN.md), field by field."""
+    """The contract of the status document (README.md and openapi.yaml), field by field."""
     for key in ("state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces",
                 "sequence", "changedAt"):
         assert key in doc, f"missing {key!r} in {doc}"

@@ -274,6 +274,8 @@ OPTIONS = {
     "target-interval": ("REACHD_TARGET_INTERVAL", "10"),
     "target-timeout": ("REACHD_TARGET_TIMEOUT", "3"),
     "target-failures": ("REACHD_TARGET_FAILURES", "3"),
+    "target-successes": ("REACHD_TARGET_SUCCESSES", "1"),
+    "targets-file": ("REACHD_TARGETS_FILE", "none"),
     "connectivity-url": ("REACHD_CONNECTIVITY_URL", "none"),
     "connectivity-response": ("REACHD_CONNECTIVITY_RESPONSE", None),
     "connectivity-interval": ("REACHD_CONNECTIVITY_INTERVAL", "300"),
@@ -545,9 +547,12 @@ def test_ready_when_dns_without_a_dns_check_is_refused():
     assert "dns needs --dns-check" in stderr and "REACHD_DNS_CHECK" in stderr and "never" in stderr, stderr
     stderr = refused(env={"REACHD_READY_WHEN": "dns"})
     assert "REACHD_READY_WHEN" in stderr and "--dns-check" in stderr, stderr
-    # An empty flag wins over the variable: no check, so the condition could never hold.
-    stderr = refused("--ready-when", "dns", "--dns-check", "", env={"REACHD_DNS_CHECK": "a.test."})
+    # An empty variable is unset: no check, so the condition could never hold.
+    stderr = refused("--ready-when", "dns", env={"REACHD_DNS_CHECK": ""})
     assert "dns needs --dns-check" in stderr, stderr
+    # An empty flag is not a name at all.
+    stderr = refused("--dns-check", "")
+    assert "--dns-check" in stderr and "DNS name" in stderr, stderr
 
 
 def test_every_malformed_ready_when_is_refused_naming_it():
@@ -812,5 +817,6 @@ def test_a_status_change_logs_one_line_named_as_the_document():
                 assert entry[field] == document[field], (field, entry, document)
             assert entry["targets"] == [{"name": "db", "state": "reachable"}], entry
             assert entry["connectivity"] == {"state": "disabled"}, entry
+            assert entry["dns"] == {"state": "disabled"}, entry
     finally:
         listener.close()

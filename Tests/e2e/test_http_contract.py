@@ -1,4 +1,4 @@
-"""The HTTP contract of DESIGN.md: endpoints, status codes, headers, bodies."""
+"""The HTTP contract (README.md, openapi.yaml): endpoints, status codes, headers, bodies."""
 
 from __future__ import annotations
 
@@ -341,7 +341,7 @@ SERVE_OPTIONS = ("--host", "--port", "--heartbeat", "--ready-when", "--metered-i
 
 @pytest.mark.parametrize("argv", [["--help"], ["serve", "--help"]], ids=["reachd--help", "serve--help"])
 def test_help_lists_options(argv):
-    """DESIGN.md: every option reads an environment variable; `reachd --help` lists them."""
+    """The contract: every option reads an environment variable; `reachd --help` lists them."""
     result = subprocess.run([reachd_binary(), *argv], capture_output=True, text=True, timeout=15)
     assert result.returncode == 0, result.stderr
     text = result.stdout + result.stderr

@@ -33,6 +33,7 @@ import pytest
 
 from conftest import http
 from http_mutator import Mutator, load_corpus
+from load_report import figure
 from load_support import open_descriptors, sized
 from status_prober import StatusProber
 
@@ -232,7 +233,7 @@ class Fuzzer:
 def test_mutated_requests_get_valid_answers_and_status_stays_fast(reachd_factory):
     count = sized("REACHD_FUZZ_REQUESTS", ci=10_000, full=100_000)
     seed = int(os.environ.get("REACHD_FUZZ_SEED") or random.SystemRandom().randrange(1 << 32))
-    print(f"\nfuzz seed {seed}, {count} requests (replay: REACHD_FUZZ_SEED={seed})")
+    figure(f"\nfuzz seed {seed}, {count} requests (replay: REACHD_FUZZ_SEED={seed})")
     server = reachd_factory("--allow-origin", "https://dash.example", "--heartbeat", "1")
     pid = server.process.pid
 
@@ -269,13 +270,13 @@ def test_mutated_requests_get_valid_answers_and_status_stays_fast(reachd_factory
         after = open_descriptors(pid)
     settled_in = time.monotonic() - settle_started
 
-    print(f"{count} requests in {elapsed:.1f} s ({count / elapsed:.0f}/s); outcomes {dict(fuzzer.outcomes)}")
-    print(f"statuses {dict(sorted(fuzzer.statuses.items()))}")
-    print(probes.summary())
+    figure(f"{count} requests in {elapsed:.1f} s ({count / elapsed:.0f}/s); outcomes {dict(fuzzer.outcomes)}")
+    figure(f"statuses {dict(sorted(fuzzer.statuses.items()))}")
+    figure(probes.summary())
     for at, seconds in probes.slowest(3):
         in_flight = fuzzer.in_flight(at, at + seconds)
-        print(f"  a probe of {seconds * 1000:.1f} ms overlapped {len(in_flight)} cases, e.g. {in_flight[:8]}")
-    print(f"descriptors: baseline {baseline}, after {after} (settled in {settled_in:.1f} s)")
+        figure(f"  a probe of {seconds * 1000:.1f} ms overlapped {len(in_flight)} cases, e.g. {in_flight[:8]}")
+    figure(f"descriptors: baseline {baseline}, after {after} (settled in {settled_in:.1f} s)")
     for index, problem, request, answer in fuzzer.failures[:10]:
         print(f"case {index}: {problem}\n  sent {request[:300]!r}\n  got  {answer[:300]!r}")
 

@@ -1,4 +1,4 @@
-"""Per family for targets and connectivity, and one change → one document (DESIGN.md, "Partial
+"""Per family for targets and connectivity, and one change → one document (README.md, "Targets and connectivity"; the contract's "Partial
 failures: per family, DNS, one change → one document"), black-box against the real binary in the
 dual-stack world (world_dualstack.py). The DNS signal has its own file, test_dns_check.py.
 
@@ -120,7 +120,7 @@ def families_settled(target: dict) -> bool:
     """Every family with addresses has a result. A target without `ipv4`/`ipv6`/`degraded` fails at
     once (rather than after the wait) naming what is missing."""
     missing = [key for key in (*FAMILIES, "degraded") if key not in target]
-    assert not missing, f"target {target.get('name')} lacks {missing} (DESIGN.md, per family): {target}"
+    assert not missing, f"target {target.get('name')} lacks {missing} (the contract, per family): {target}"
     if target.get("state") in (None, "unknown"):
         return False
     return all(target[f] is None or target[f].get("state") != "unknown" for f in FAMILIES)
@@ -137,7 +137,7 @@ def connectivity_settled(doc: dict) -> bool:
     """The check and every family with addresses have a result; fails at once without the fields."""
     c = doc.get("connectivity") or {}
     missing = [key for key in (*FAMILIES, "degraded") if key not in c]
-    assert not missing, f"connectivity lacks {missing} (DESIGN.md, per family): {c}"
+    assert not missing, f"connectivity lacks {missing} (the contract, per family): {c}"
     if c.get("state") in (None, "unknown"):
         return False
     return all(c[f] is None or c[f].get("state") != "unknown" for f in FAMILIES)

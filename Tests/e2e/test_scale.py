@@ -24,6 +24,7 @@ import pytest
 
 import netns
 from conftest import get_status, percentile, raise_nofile
+from load_report import figure
 from load_support import build_client, open_descriptors, rss_kib, sized
 from sse_swarm import Swarm
 
@@ -109,11 +110,11 @@ def test_every_reading_stream_gets_every_change_beside_clients_that_never_read(v
         for sock in stuck:
             sock.close()
 
-    print(f"\n{count} streams opened in {connect_seconds:.1f} s; {swarm.summary}")
-    print(f"change → every stream: median {percentile(delivery, .5) * 1000:.0f} ms, "
+    figure(f"\n{count} streams opened in {connect_seconds:.1f} s; {swarm.summary}")
+    figure(f"change → every stream: median {percentile(delivery, .5) * 1000:.0f} ms, "
           f"max {max(delivery) * 1000:.0f} ms (20 changes, sequences {change_sequences[0]}..{change_sequences[-1]})")
     per_stream = (rss_streams - rss_idle) / count
-    print(f"RSS: idle {rss_idle / 1024:.1f} MiB, with {count} streams + {STUCK_CLIENTS} stuck "
+    figure(f"RSS: idle {rss_idle / 1024:.1f} MiB, with {count} streams + {STUCK_CLIENTS} stuck "
           f"{rss_streams / 1024:.1f} MiB ({per_stream:.2f} KiB per stream), after {CHANGES} changes "
           f"{rss_after / 1024:.1f} MiB; descriptors {descriptors}; the stuck clients hold "
           f"{min(unread)}..{max(unread)} B unread each")
@@ -159,7 +160,7 @@ def test_sigterm_with_thousands_of_streams_ends_each_with_its_final_chunk(bare_n
     for record in records:
         ends[record.end] = ends.get(record.end, 0) + 1
     last_end = max(r.ended_ns for r in records) - signalled_ns
-    print(f"\nSIGTERM with {count} streams: exit {code} after {exited:.2f} s; last stream ended "
+    figure(f"\nSIGTERM with {count} streams: exit {code} after {exited:.2f} s; last stream ended "
           f"{last_end / 1e9:.2f} s after the signal; endings {ends}; {swarm.summary}")
     assert code == 0, server.output()[-3000:]
     assert exited <= SHUTDOWN_LIMIT, f"exit took {exited:.2f} s"

@@ -21,6 +21,7 @@ import time
 import pytest
 
 from conftest import http, raise_nofile
+from load_report import figure
 from load_support import open_descriptors, sized
 from status_prober import StatusProber
 
@@ -112,12 +113,12 @@ def test_slowloris_connections_do_not_slow_status(reachd_factory):
     steady = [loris for loris in lorises if loris.interval == STEADY_INTERVAL]
     sparse = [loris for loris in lorises if loris.interval == SPARSE_INTERVAL]
     silences = sorted(s for loris in sparse for s in loris.silences_before_close)
-    print(f"\n{CONNECTIONS} slowloris connections for {duration} s; reachd descriptors peaked at {peak_descriptors}")
-    print(f"steady (1 byte/{STEADY_INTERVAL} s): {sum(l.closed_by_server for l in steady)} closed by reachd; "
+    figure(f"\n{CONNECTIONS} slowloris connections for {duration} s; reachd descriptors peaked at {peak_descriptors}")
+    figure(f"steady (1 byte/{STEADY_INTERVAL} s): {sum(l.closed_by_server for l in steady)} closed by reachd; "
           f"sparse (1 byte/{SPARSE_INTERVAL} s): {len(silences)} closed after "
           f"{silences[0] if silences else float('nan'):.2f}..{silences[-1] if silences else float('nan'):.2f} s "
           f"of silence")
-    print(probes.summary())
+    figure(probes.summary())
     assert final.status == 200
     assert not probes.failures, probes.failures[:5]
     assert probes.worst_own <= STATUS_LIMIT, probes.summary()

@@ -27,6 +27,7 @@ import pytest
 
 import netns
 from conftest import SSEClient, get_status, http
+from load_report import figure
 from load_support import open_descriptors, rss_kib, sized
 from status_prober import StatusProber
 
@@ -235,14 +236,14 @@ def test_soak_churn_changes_and_scrapes_leave_rss_and_descriptors_flat(veth, rea
     rss_flat, rss_first, rss_last = flat([s[1] for s in steady], RSS_SLACK_KIB)
     fd_flat, fd_first, fd_last = flat([s[2] for s in steady], DESCRIPTOR_SLACK)
     reader_ids = [[e.id for e in r.reader.all_events] for r in readers]
-    print(f"\nsoak {duration} s: {soak.clients} clients, {soak.changes} changes, {soak.scrapes} scrapes, "
+    figure(f"\nsoak {duration} s: {soak.clients} clients, {soak.changes} changes, {soak.scrapes} scrapes, "
           f"{len(soak.failures)} failures")
-    print(f"RSS KiB: before {rss_before}, series {series(soak.samples, 1)}; after warm-up ({warm_up} s) "
+    figure(f"RSS KiB: before {rss_before}, series {series(soak.samples, 1)}; after warm-up ({warm_up} s) "
           f"first-third max {rss_first}, last-third max {rss_last}")
-    print(f"descriptors: before {descriptors_before}, series {series(soak.samples, 2)}; first-third max {fd_first}, "
+    figure(f"descriptors: before {descriptors_before}, series {series(soak.samples, 2)}; first-third max {fd_first}, "
           f"last-third max {fd_last}; after the churn {descriptors_after}")
-    print(f"readers: {[len(ids) for ids in reader_ids]} events each, final sequence {final_sequence}")
-    print(prober.result.summary())
+    figure(f"readers: {[len(ids) for ids in reader_ids]} events each, final sequence {final_sequence}")
+    figure(prober.result.summary())
 
     assert alive, f"reachd died\n{server.output()[-3000:]}"
     assert not soak.failures, f"{len(soak.failures)} failures, e.g. {soak.failures[:5]}"

@@ -1,6 +1,6 @@
 """Per-host targets (`--target NAME=URL`) against a real outside world (see world.py).
 
-Every row of DESIGN.md's URL table, every state and reason, and the event-driven behaviour:
+Every row of README's URL table, every state and reason, and the event-driven behaviour:
 no-route at once on link loss, no flapping, no events from steady probing, 100 silent targets in
 about one timeout, names that follow a rewritten resolv.conf.
 """
@@ -25,7 +25,7 @@ REASONS = ("dns", "no-route", "timeout", "refused", "http-status", "tls", "error
 
 
 def check_target_object(target: dict) -> None:
-    """The contract of one `targets` entry (DESIGN.md and openapi.yaml `Target`)."""
+    """The contract of one `targets` entry (README.md and openapi.yaml `Target`)."""
     for key in ("name", "url", "state", "reason", "addresses", "interface", "since"):
         assert key in target, f"target lacks {key!r}: {target}"
     assert target["state"] in STATES, target
@@ -217,7 +217,7 @@ def test_dns_server_that_never_answers(world, reachd_in):
     elapsed = time.monotonic() - started
     for name in ("db", "web"):
         target = target_of(doc, name)
-        # DESIGN.md: `dns` is "the name did not resolve", and the probe timeout includes name
+        # The contract: `dns` is "the name did not resolve", and the probe timeout includes name
         # resolution: either reason describes a resolver that never answers.
         assert target["state"] == "unreachable" and target["reason"] in ("dns", "timeout"), target
     assert elapsed < 6, f"took {elapsed:.1f}s with --target-timeout 2"
@@ -554,7 +554,7 @@ def test_started_without_a_route(world, reachd_in):
     doc = wait_status(server, all_settled(targets), timeout=5)
     assert doc["state"] == "unreachable"
     assert is_state("unreachable", "no-route")(target_of(doc, "literal")), target_of(doc, "literal")
-    # Never resolved, and the resolver itself has no route: the name cannot resolve. DESIGN.md
+    # Never resolved, and the resolver itself has no route: the name cannot resolve. The contract
     # fixes the reason only for connectivity (`none`); `dns` or `no-route` both say it.
     name = target_of(doc, "name")
     assert name["state"] == "unreachable" and name["reason"] in ("dns", "no-route"), name

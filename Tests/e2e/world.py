@@ -51,7 +51,7 @@ API (import the fixtures into a test module: `from world import world, reachd_in
             connections, wait_connections(n, timeout)
     behaviours: Answer(status, body, headers), OK, NO_CONTENT, UNAVAILABLE, NOT_FOUND,
             PORTAL_LOGIN, redirect(location, status), Delayed(s, answer), Trickle(), Big(),
-            HANG, CLOSE, GARBAGE
+            Cycle(*answers) (each request the next, in turn), HANG, CLOSE, GARBAGE
     reading: status(server), readyz(server), target_of(doc, name), wait_status(server, pred, t),
             wait_target(server, name, pred, t), wait_connectivity(server, pred, t),
             is_state(state, reason), settled, ip_sort_key, target_args({name: url}),
@@ -131,6 +131,26 @@ class Trickle:
 
     data: bytes = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
     every: float = 1.0
+
+
+class Cycle:
+    """Each request gets the next of `answers`, in turn, for ever (a lossy server: 503 one time in
+    three is `Cycle(OK, OK, UNAVAILABLE)`); `given` counts what was answered."""
+
+    def __init__(self, *answers: "Answer") -> None:
+        self.answers = answers
+        self.given: list[Answer] = []
+        self._lock = threading.Lock()
+
+    def next(self) -> "Answer":
+        with self._lock:
+            answer = self.answers[len(self.given) % len(self.answers)]
+            self.given.append(answer)
+            return answer
+
+    def count(self, status: int) -> int:
+        with self._lock:
+            return sum(1 for answer in self.given if answer.status == status)
 
 
 class _Named:
@@ -346,6 +366,8 @@ class Server:
             while sent < behaviour.size and not stopping.is_set():
                 conn.sendall(chunk[: behaviour.size - sent])
                 sent += len(chunk)
+        elif isinstance(behaviour, Cycle):
+            self._act(conn, behaviour.next(), stopping)
         elif isinstance(behaviour, Delayed):
             if not stopping.wait(behaviour.seconds):
                 self._act(conn, behaviour.answer, stopping)

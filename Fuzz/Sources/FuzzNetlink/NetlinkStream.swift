@@ -121,11 +121,12 @@ enum NetlinkStream {
                 case .address(let address), .addressRemoved(let address):
                     let size = Int32(address.family) == AF_INET ? 4 : 16
                     require(
-                        address.bytes.count == size,
-                        "an address of family \(address.family) has \(address.bytes.count) bytes")
+                        address.address.bytes.count == size,
+                        "an address of family \(address.family) has \(address.address.bytes.count) bytes")
                 case .route(let route), .routeRemoved(let route):
                     if let source = route.preferredSource {
-                        require(source.count == 4 || source.count == 16, "a preferred source of \(source.count) bytes")
+                        let size = Int32(route.family) == AF_INET6 ? 16 : 4
+                        require(source.bytes.count == size, "a preferred source of \(source.bytes.count) bytes")
                     }
                 default:
                     break
@@ -148,11 +149,13 @@ enum NetlinkStream {
             require(path.interfaces.count == table.links.values.filter { !$0.isLoopback }.count, "interfaces lost")
 
             let snapshot = RoutingSnapshot(table)
-            for lookup in [lookups.ipv4, lookups.ipv6] {
-                let verdict = RouteChecker.verdict(for: lookup, snapshot: snapshot)
+            for (lookup, counted) in [(lookups.ipv4, path.ipv4), (lookups.ipv6, path.ipv6)] {
+                let verdict = RouteVerdict(judging: lookup, by: snapshot)
                 if case .routable(let name) = verdict, case .route(_, let index?, _) = lookup {
                     require(name == snapshot.interfaceNames[index] ?? "lo", "verdict names \(name)")
                 }
+                // One route rule: a family the path counts is one the probes would route to.
+                if counted { require(verdict != .noRoute && verdict != .unknown, "the path counts \(lookup)") }
             }
 
             guard checkingJSON else { return }

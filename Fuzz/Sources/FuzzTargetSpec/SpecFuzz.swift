@@ -6,7 +6,7 @@ import Reachable
 /// The values of `--target` (and `REACHD_TARGETS`), `--connectivity-url` with
 /// `--connectivity-response`, and `--ipv4-destination` / `--ipv6-destination`, through the
 /// functions the options call: `TargetSpec.parse` / `parseList` / `splitEnvironment`,
-/// `ConnectivitySpec.parse`, `IPAddress` and `IPAddressText`. (`--allow-origin` and `--ready-when`
+/// `ConnectivitySpec.parse` and `IPAddress`. (`--allow-origin` and `--ready-when`
 /// are parsed in FuzzRequestRouter, beside the router that uses them.)
 ///
 /// Input: a selector byte, then the text (command-line and environment text holds no NUL, so
@@ -76,15 +76,13 @@ enum SpecFuzz {
             "expected response \(response.debugDescription)")
     }
 
-    /// `--ipv4-destination` and the like go through `IPAddressText`, targets through `IPAddress`:
-    /// both must agree, and an address reads back from its own text.
+    /// `--ipv4-destination`, targets and nameservers all go through `IPAddress`: an address reads
+    /// back from its own text and from its bytes.
     private static func address(_ text: String) {
-        let address = IPAddress(text)
-        require(address?.bytes == IPAddressText.parse(text), "IPAddress and IPAddressText disagree on \(text)")
-        guard let address else { return }
+        guard let address = IPAddress(text) else { return }
         require(address.bytes.count == 4 || address.bytes.count == 16, "\(address.bytes.count) bytes")
         require(IPAddress(address.description) == address, "\(address) does not read back")
-        require(IPAddressText.format(address.bytes) == address.description, "two texts for \(address)")
+        require(IPAddress(bytes: address.bytes) == address, "\(address) does not read back from its bytes")
         let host = TargetURL.parse("host://\(address.urlHost)", allowed: [.host])
         require((try? host.get())?.literal == address, "host://\(address.urlHost) is not the literal")
     }

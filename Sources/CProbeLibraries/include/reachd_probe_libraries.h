@@ -65,7 +65,11 @@ int reachd_probe_libraries_load(char *error, size_t error_size);
        void *context),                                                                           \
       (channel, name, dnsclass, type, callback, context))                                        \
     X(int, ares_set_servers_ports_csv, (ares_channel channel, const char *servers),              \
-      (channel, servers))
+      (channel, servers))                                                                        \
+    X(int, ares_parse_a_reply,                                                                   \
+      (const unsigned char *answer, int length, struct hostent **host,                           \
+       struct ares_addrttl *addresses, int *count),                                              \
+      (answer, length, host, addresses, count))
 
 #define REACHD_DECLARE(type, name, params, args) type reachd_##name params;
 #define REACHD_DECLARE_VOID(name, params, args) void reachd_##name params;

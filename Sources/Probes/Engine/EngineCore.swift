@@ -15,7 +15,7 @@ enum EngineWork: Sendable {
     /// Run on the engine thread at a time; a later one with the same key replaces it.
     case schedule(key: Int, at: ContinuousClock.Instant, @Sendable () -> Void)
     /// Call on the engine thread whenever the file at the path changes.
-    case watch(path: String, @Sendable () -> Void)
+    case watch(path: String, completedWritesOnly: Bool, @Sendable () -> Void)
 }
 
 /// The engine thread's state and loop.
@@ -178,8 +178,10 @@ final class EngineCore: @unchecked Sendable {
                 body()
             case .schedule(let key, let deadline, let body):
                 timers[key] = (deadline, body)
-            case .watch(let path, let onChange):
-                if let watch = try? FileWatch(path: path) { fileWatches.append((watch, onChange)) }
+            case .watch(let path, let completedWritesOnly, let onChange):
+                if let watch = try? FileWatch(path: path, completedWritesOnly: completedWritesOnly) {
+                    fileWatches.append((watch, onChange))
+                }
             }
         }
     }

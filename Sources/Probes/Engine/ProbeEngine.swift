@@ -88,11 +88,20 @@ public final class ProbeEngine: Sendable {
     }
 
     /// Calls `onChange` on the engine thread whenever the file at `path` changes (written in
-    /// place, replaced by a rename, created). For `/etc/resolv.conf`.
+    /// place, replaced by a rename, created, or a symlink in its directory swapped, as a
+    /// Kubernetes ConfigMap update does). For `/etc/resolv.conf` and `--targets-file`.
+    ///
+    /// - Parameter completedWritesOnly: a write in place counts when the writer closes the file,
+    ///   not at each `write` (a file that is parsed whole must not be read half written).
     @discardableResult
-    public func watch(path: String, onChange: @escaping @Sendable () -> Void) -> Bool {
-        core.submit(.watch(path: path, onChange))
+    public func watch(
+        path: String, completedWritesOnly: Bool = false, onChange: @escaping @Sendable () -> Void
+    ) -> Bool {
+        core.submit(.watch(path: path, completedWritesOnly: completedWritesOnly, onChange))
     }
+
+    /// Whether the caller runs on the engine thread (state confined to it asserts this).
+    var isEngineThread: Bool { core.isEngineThread }
 
     /// What the engine has done so far (for tests and `/metrics`).
     public var statistics: EngineStatistics { core.statistics }

@@ -34,7 +34,7 @@ public struct ThresholdEvaluation<Reason: Sendable & Equatable>: Sendable, Equat
 /// A target family's evaluation.
 public typealias TargetEvaluation = ThresholdEvaluation<ProbeFailureReason>
 
-/// Turns an evaluation and one new result into the next: DESIGN's `--target-failures` and
+/// Turns an evaluation and one new result into the next: the contract's `--target-failures` and
 /// `--target-successes` rules (and `--dns-failures` for nameservers), and nothing else. Pure, so
 /// the rules are tested without a network.
 ///

@@ -5,8 +5,12 @@ public import Reachable
 /// (`--connectivity-url`) and the nameserver check (`--dns-check`). With none configured, reachd
 /// sends nothing anywhere and starts no probe thread.
 public struct ProbeConfiguration: Sendable {
-    /// In configuration order, names unique (`TargetSpec.parseList` checks).
+    /// In configuration order, names unique (`TargetSpec.parseList` checks): the `--target`
+    /// flags', then the targets file's.
     public var targets: [TargetSpec] = []
+    /// `--targets-file`: read again on SIGHUP and whenever it changes (`targets` holds what it
+    /// said at start). With one, the targets are probed even while it lists none.
+    public var targetsFile: TargetsFile?
     /// How often a target is probed when nothing changes (`--target-interval`).
     public var targetInterval: Duration = .seconds(10)
     /// Per probe, name resolution included (`--target-timeout`).
@@ -54,5 +58,5 @@ public struct ProbeConfiguration: Sendable {
     }
 
     /// Whether anything is configured at all.
-    public var isEmpty: Bool { targets.isEmpty && connectivity == nil && dnsCheck == nil }
+    public var isEmpty: Bool { targets.isEmpty && targetsFile == nil && connectivity == nil && dnsCheck == nil }
 }

@@ -9,22 +9,29 @@ public final class ProbeService: Sendable {
     private let targets: TargetProber?
     private let connectivity: ConnectivityChecker?
     private let nameservers: NameserverChecker?
+    /// `nil` without `--targets-file`.
+    private let reloader: TargetsReloader?
     private let resolvConfPath: String
 
     /// Makes the engine and the checks; nothing is sent before `start()`. Call on a thread in the
     /// monitor's network namespace (the route checker's socket is opened in the caller's).
     ///
-    /// - Parameter events: told every finished probe and query (for metrics).
+    /// - Parameters:
+    ///   - events: told every finished probe and query (for metrics).
+    ///   - targetsReloaded: told every reading of `--targets-file` after start (on the engine
+    ///     thread; it must return at once): applied, or why not.
     /// - Returns: `nil` when nothing is configured.
     public static func make(
         _ configuration: ProbeConfiguration, monitor: NetworkMonitor, trustedCertificates: String? = nil,
-        events: ProbeEvents = ProbeEvents()
+        events: ProbeEvents = ProbeEvents(), targetsReloaded: @escaping @Sendable (TargetsReload) -> Void = { _ in }
     ) throws -> ProbeService? {
         guard !configuration.isEmpty else { return nil }
         let engine = try ProbeEngine(resolver: configuration.resolver, trustedCertificates: trustedCertificates)
         do {
             let routes = try RouteChecker(monitor: monitor)
-            return ProbeService(configuration, engine: engine, routes: routes, monitor: monitor, events: events)
+            return ProbeService(
+                configuration, engine: engine, routes: routes, monitor: monitor, events: events,
+                targetsReloaded: targetsReloaded)
         } catch {
             engine.stop()
             throw error
@@ -33,15 +40,22 @@ public final class ProbeService: Sendable {
 
     private init(
         _ configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker, monitor: NetworkMonitor,
-        events: ProbeEvents
+        events: ProbeEvents, targetsReloaded: @escaping @Sendable (TargetsReload) -> Void
     ) {
         self.engine = engine
         resolvConfPath = configuration.resolver.resolvConfPath
-        targets =
-            configuration.targets.isEmpty
+        // With a targets file the prober exists even while it lists none: a reload may add some.
+        let targets =
+            configuration.targets.isEmpty && configuration.targetsFile == nil
             ? nil
             : TargetProber(
                 configuration: configuration, engine: engine, routes: routes, monitor: monitor, events: events)
+        self.targets = targets
+        if let file = configuration.targetsFile, let targets {
+            reloader = TargetsReloader(file: file, prober: targets, engine: engine, report: targetsReloaded)
+        } else {
+            reloader = nil
+        }
         connectivity = configuration.connectivity.map {
             ConnectivityChecker(
                 spec: $0, configuration: configuration, engine: engine, routes: routes, monitor: monitor)
@@ -55,14 +69,24 @@ public final class ProbeService: Sendable {
 
     /// Probes now, then on every network change, resolv.conf change and interval.
     public func start() {
-        engine.watch(path: resolvConfPath) { [targets, connectivity, nameservers] in
+        engine.watch(path: resolvConfPath, completedWritesOnly: true) { [targets, connectivity, nameservers] in
             targets?.resolverChanged()
             connectivity?.resolverChanged()
             nameservers?.resolverChanged()
         }
         targets?.start()
+        reloader?.start()
         connectivity?.start()
         nameservers?.start()
+    }
+
+    /// Reads `--targets-file` again now (SIGHUP); the outcome goes to `targetsReloaded`.
+    ///
+    /// - Returns: `false` without a targets file: there is nothing to read.
+    public func reloadTargets() -> Bool {
+        guard let reloader else { return false }
+        reloader.reloadNow()
+        return true
     }
 
     /// What the engine has done (for tests and metrics).

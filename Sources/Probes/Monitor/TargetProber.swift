@@ -14,6 +14,7 @@ public final class TargetProber: Sendable {
     /// netlink thread (the route gate), always inside the monitor's update, never across I/O.
     private let books: SharedBook<[TargetBook]>
     private let scheduler: ProbeScheduler<ProbePipeline.Result>
+    private let monitor: NetworkMonitor
 
     /// - Parameters:
     ///   - monitor: its document already lists the targets as `unknown`
@@ -29,6 +30,7 @@ public final class TargetProber: Sendable {
                 TargetBook(spec: spec, since: listed.first { $0.name == spec.name }?.since ?? Date())
             })
         self.books = books
+        self.monitor = monitor
         let evaluator = TargetEvaluator(
             failureThreshold: configuration.targetFailures, successThreshold: configuration.targetSuccesses)
         let pipeline = ProbePipeline(engine: engine, routes: routes)
@@ -78,6 +80,63 @@ public final class TargetProber: Sendable {
     func resolverChanged() {
         scheduler.runAll()
     }
+
+    /// Replaces the target set in place (a targets file was read again), in one document: a
+    /// target whose name and URL text are unchanged keeps its book (state, `since`, failures
+    /// counted so far); a new or changed one starts `unknown`; a removed one leaves. Every target
+    /// is then probed at once — the kept ones too: the runs under way were begun for the old
+    /// order and are dropped, and one extra probe of a kept target is judged like any other.
+    /// On the engine thread.
+    ///
+    /// - Returns: what changed, by name.
+    func replaceTargets(with specs: [TargetSpec]) -> TargetSetChange {
+        assert(scheduler.engine.isEngineThread, "the scheduler is confined to the engine thread")
+        var change = TargetSetChange()
+        if books.withLock({ $0.map(\.spec) }) == specs {
+            change.kept = specs.map(\.name)
+            return change  // nothing to do: no run is disturbed
+        }
+        // Books and document in one update: the route gate (on the netlink thread, inside the
+        // monitor's lock) sees either the old set in both or the new set in both.
+        monitor.update { document in
+            let now = Date()
+            document.targets = books.withLock { books in
+                let previous = Dictionary(books.map { ($0.spec.name, $0) }, uniquingKeysWith: { first, _ in first })
+                books = specs.map { spec in
+                    switch previous[spec.name] {
+                    case let kept? where kept.spec.url.text == spec.url.text:
+                        change.kept.append(spec.name)
+                        return kept
+                    case .some:
+                        change.changed.append(spec.name)
+                    case nil:
+                        change.added.append(spec.name)
+                    }
+                    return TargetBook(spec: spec, since: now)
+                }
+                let names = Set(specs.map(\.name))
+                change.removed = previous.keys.filter { !names.contains($0) }.sorted()
+                return books.map(\.status)
+            }
+        }
+        scheduler.resize(to: specs.count)
+        scheduler.runAll()
+        return change
+    }
+}
+
+/// What a new target set changed, by name (for the log line of a reload).
+public struct TargetSetChange: Sendable, Equatable {
+    /// In the new set's order.
+    public var added: [String] = []
+    /// Sorted.
+    public var removed: [String] = []
+    /// The URL changed: it starts again as `unknown`.
+    public var changed: [String] = []
+    /// The same name and URL: state and `since` kept.
+    public var kept: [String] = []
+
+    public init() {}
 }
 
 extension ReachabilityStatus {

@@ -57,10 +57,15 @@ final class NameserverQueries {
         }
         pending.append(query)
         channel.queryA(name, context: Unmanaged.passRetained(Call(query: query, channel: channel)).toOpaque()) {
-            context, status, _, _, _ in
+            context, status, _, answer, length in
             let call = Unmanaged<Call>.fromOpaque(context!).takeRetainedValue()
             call.channel.outstanding -= 1
-            let (failure, detail, cancelled) = NameserverQueries.judge(status: status)
+            // c-ares hands a NOERROR answer over unparsed: a cut-off record is still "success".
+            let wellFormed =
+                status != ARES_SUCCESS
+                ? status : reachd_ares_parse_a_reply(answer, length, nil, nil, nil)
+            let (failure, detail, cancelled) = NameserverQueries.judge(
+                status: wellFormed == ARES_ENODATA ? ARES_SUCCESS : wellFormed)
             call.query.finish(failure: failure, detail: detail, wasCancelled: cancelled)
         }
     }
@@ -115,6 +120,8 @@ final class NameserverQueries {
         switch status {
         // NOERROR with or without data, NXDOMAIN: the server answered.
         case ARES_SUCCESS, ARES_ENODATA, ARES_ENOTFOUND: return (nil, nil, false)
+        // A malformed answer (a record cut off, a wrong question).
+        case ARES_EBADRESP: return (.error, "malformed answer: \(detail)", false)
         case ARES_ESERVFAIL: return (.servfail, detail, false)
         // REFUSED, or the port closed (ICMP port unreachable).
         case ARES_EREFUSED, ARES_ECONNREFUSED: return (.refused, detail, false)

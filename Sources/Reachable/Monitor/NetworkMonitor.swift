@@ -16,7 +16,7 @@ import Synchronization
 public final class NetworkMonitor: Sendable {
     /// The process-wide instance, started on first use. Its `close()` does nothing, so no
     /// feature can end everyone else's streams by accident.
-    public static let shared = NetworkMonitor(sharedWith: MonitorConfiguration())
+    public static let shared = NetworkMonitor(MonitorConfiguration(), isShared: true)
 
     private struct State {
         var latest: ReachabilityStatus
@@ -41,23 +41,15 @@ public final class NetworkMonitor: Sendable {
     /// A monitor this caller owns and closes. Takes the first full reading before returning.
     ///
     /// - Throws: `MonitorFailure` when the kernel's routing sockets cannot be opened or read.
-    public init(configuration: MonitorConfiguration = MonitorConfiguration()) throws(MonitorFailure) {
-        isShared = false
-        state = Mutex(State(latest: Self.unknownStatus(configuration)))
-        let opened = Result { () throws(SystemError) in try NetlinkSource(configuration: configuration) }
-        source = try? opened.get()
-        do {
-            _ = try opened.get()
-            try seedAndStart()
-        } catch {
-            source?.stop()
-            throw MonitorFailure(.cannotStart, cause: error)
-        }
+    public convenience init(configuration: MonitorConfiguration = MonitorConfiguration()) throws(MonitorFailure) {
+        self.init(configuration, isShared: false)
+        if let failure { throw failure }
     }
 
-    /// The shared instance cannot throw: a failure to start is reported through `failure`.
-    private init(sharedWith configuration: MonitorConfiguration) {
-        isShared = true
+    /// Opens the source and takes the first reading; a failure to start is kept in `failure`
+    /// (the shared instance cannot throw: it reports it through liveness).
+    private init(_ configuration: MonitorConfiguration, isShared: Bool) {
+        self.isShared = isShared
         state = Mutex(State(latest: Self.unknownStatus(configuration)))
         let opened = Result { () throws(SystemError) in try NetlinkSource(configuration: configuration) }
         source = try? opened.get()

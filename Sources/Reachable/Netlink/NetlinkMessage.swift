@@ -16,21 +16,6 @@ public enum NetlinkMessage: Sendable, Equatable {
     case done
     /// An `NLMSG_ERROR`: `code` 0 is an acknowledgement, otherwise a negative errno.
     case error(code: Int32)
-
-    /// Which part of the kernel's state a message speaks about.
-    public enum Topic: Sendable {
-        case links, addresses, routes, routing
-    }
-
-    public var topic: Topic? {
-        switch self {
-        case .link, .linkRemoved: .links
-        case .address, .addressRemoved: .addresses
-        case .route, .routeRemoved, .specificRoute: .routes
-        case .other: .routing
-        case .done, .error: nil
-        }
-    }
 }
 
 /// A parsed message with the header fields a request needs to match its answer.

@@ -40,24 +40,27 @@ public struct DNSStatus: Sendable, Equatable {
         DNSStatus(state: .disabled, name: nil, since: since)
     }
 
-    /// Sets `state` and `reason` from the servers; `since` moves only when `state` changes.
+    /// Sets `state` and `reason` from the servers that have been asked (one not asked yet counts
+    /// for nothing: a server added to resolv.conf does not blink the state to `unknown`);
+    /// `since` moves only when `state` changes.
     public mutating func deriveOverall(at now: Date) {
+        let asked = servers.filter { $0.state != .unknown }
         let next: State
         if servers.isEmpty {
             next = .failing
             reason = .noServers
-        } else if servers.contains(where: { $0.state == .unknown }) {
-            next = servers.contains { $0.state == .answering } ? .degraded : .unknown
+        } else if asked.isEmpty {
+            next = .unknown
             reason = nil
-        } else if servers.allSatisfy({ $0.state == .answering }) {
+        } else if asked.allSatisfy({ $0.state == .answering }) {
             next = .ok
             reason = nil
-        } else if servers.contains(where: { $0.state == .answering }) {
+        } else if asked.contains(where: { $0.state == .answering }) {
             next = .degraded
             reason = nil
         } else {
             next = .failing
-            reason = servers[0].reason
+            reason = asked[0].reason
         }
         if next != state { since = now }
         state = next

@@ -11,10 +11,9 @@ public struct NetworkTable: Sendable, Equatable {
     public var addresses: [AddressRecord] { Array(addressesByKey.values) }
     public var defaultRoutes: [RouteRecord] { Array(defaultRoutesByKey.values) }
 
-    /// Applies one parsed message; returns what kind of state it touched (routes are re-read by
-    /// the source after link or address changes, because the kernel flushes IPv4 routes silently).
-    @discardableResult
-    public mutating func apply(_ message: NetlinkMessage) -> NetlinkMessage.Topic? {
+    /// Applies one parsed message (routes the kernel flushes silently are the source's to re-read:
+    /// `SilentFlushes`).
+    public mutating func apply(_ message: NetlinkMessage) {
         switch message {
         case .link(let link):
             links[link.index] = link
@@ -27,15 +26,14 @@ public struct NetworkTable: Sendable, Equatable {
         case .addressRemoved(let address):
             addressesByKey[address.key] = nil
         case .route(let route):
-            guard route.destinationLength == 0 else { return .routes }
+            guard route.destinationLength == 0 else { return }
             defaultRoutesByKey[route.key] = route
         case .routeRemoved(let route):
-            guard route.destinationLength == 0 else { return .routes }
+            guard route.destinationLength == 0 else { return }
             defaultRoutesByKey[route.key] = nil
         case .specificRoute, .other, .done, .error:
             break
         }
-        return message.topic
     }
 
     /// Forgets every default route, before a fresh dump of routes is applied (after a silent

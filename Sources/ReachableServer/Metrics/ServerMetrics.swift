@@ -253,7 +253,7 @@ public final class ServerMetrics: Sendable {
             }
             state.targets[target.name] = series
         }
-        // Targets are fixed at start; should one ever go, its series go with it.
+        // A target removed by a reload of --targets-file takes its series with it.
         for (name, series) in state.targets where !seen.contains(name) {
             registry.unregisterGauge(series.up)
             registry.unregisterDurationHistogram(series.duration)
@@ -340,6 +340,15 @@ public final class ServerMetrics: Sendable {
             return series.duration
         }
         histogram.record(duration)
+    }
+
+    /// A reading of the configuration (the command line at start, `--targets-file` on a reload):
+    /// `reachd_config_last_reload_successful` says whether the last one was applied (0 until a
+    /// good one is read), `…_success_timestamp_seconds` when the last good one was (Prometheus'
+    /// and blackbox_exporter's names and meaning). Both exist from the start (`init`).
+    public func recordConfigReload(successful: Bool, at time: Date) {
+        reloadSuccessful.set(to: successful ? 1 : 0)
+        if successful { reloadSuccessTime.set(to: time.timeIntervalSince1970) }
     }
 
     /// `count` status events handed to `/events` clients.

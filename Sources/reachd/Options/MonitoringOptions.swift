@@ -19,6 +19,7 @@ struct MonitoringOptions: ParsableArguments {
     @Option(Settings.connectivityInterval) var connectivityInterval: Double?
     @Option(Settings.connectivityTimeout) var connectivityTimeout: Double?
     @Option(Settings.targetSuccesses) var targetSuccesses: Int?
+    @Option(Settings.targetsFile) var targetsFile: String?
     @Option(Settings.dnsCheck) var dnsCheck: String?
     @Option(Settings.dnsInterval) var dnsInterval: Double?
     @Option(Settings.dnsTimeout) var dnsTimeout: Double?

@@ -23,7 +23,7 @@ extension ProbeConfiguration {
             case .target(let name) where !targets.contains(where: { $0.name == name }):
                 let configured =
                     targets.isEmpty
-                    ? "no target is configured (--target, env: REACHD_TARGETS)"
+                    ? "no target is configured (--target, env: REACHD_TARGETS; --targets-file)"
                     : "the targets are " + targets.map(\.name).joined(separator: ", ")
                 throw ValidationError("\(source): \(condition) names no configured target; \(configured)")
             default:

@@ -26,7 +26,8 @@ struct ServeOptions: ParsableArguments {
     /// The server's settings from the flags, the environment and the defaults, validated.
     ///
     /// - Parameter probes: what is probed (`probeConfiguration()`): each `target:NAME` of
-    ///   `--ready-when` must name one of its targets, and `online` needs its connectivity check.
+    ///   `--ready-when` must name one of its targets, `online` needs its connectivity check and
+    ///   `dns` its nameserver check.
     func serverConfiguration(probes: ProbeConfiguration) throws -> ServerConfiguration {
         var configuration = ServerConfiguration()
         configuration.host = try address.serverHost()
@@ -61,13 +62,26 @@ extension MonitoringOptions {
     func probeConfiguration() throws -> ProbeConfiguration {
         var configuration = ProbeConfiguration()
         configuration.targets = try resolvedTargets()
+        if let file = try resolvedTargetsFile(after: configuration.targets) {
+            configuration.targetsFile = file
+            do {
+                configuration.targets = try file.read()
+            } catch {
+                // Named as every refused option is: the flag, or the variable with its value.
+                let source =
+                    targetsFile != nil
+                    ? "--\(Settings.targetsFile.flag)"
+                    : "\(Settings.targetsFile.environment)=\(file.path) is invalid for --\(Settings.targetsFile.flag)"
+                throw ValidationError("\(source): \(error)")
+            }
+        }
         configuration.targetInterval = .seconds(try Settings.targetInterval.resolve(targetInterval))
         configuration.targetTimeout = .seconds(try Settings.targetTimeout.resolve(targetTimeout))
         configuration.targetFailures = try Settings.targetFailures.resolve(targetFailures)
+        configuration.targetSuccesses = try Settings.targetSuccesses.resolve(targetSuccesses)
         configuration.connectivity = try connectivitySpec()
         configuration.connectivityInterval = .seconds(try Settings.connectivityInterval.resolve(connectivityInterval))
         configuration.connectivityTimeout = .seconds(try Settings.connectivityTimeout.resolve(connectivityTimeout))
-        configuration.targetSuccesses = try Settings.targetSuccesses.resolve(targetSuccesses)
         let dnsName = try Settings.dnsCheck.resolve(dnsCheck)
         configuration.dnsCheck = dnsName.isEmpty ? nil : dnsName
         configuration.dnsInterval = .seconds(try Settings.dnsInterval.resolve(dnsInterval))
@@ -86,6 +100,12 @@ extension MonitoringOptions {
         } catch {
             throw ValidationError("--\(Settings.targets.flag): \(error)")
         }
+    }
+
+    /// `--targets-file`, its targets following `flagTargets`; `nil` without one.
+    private func resolvedTargetsFile(after flagTargets: [TargetSpec]) throws -> TargetsFile? {
+        let path = try Settings.targetsFile.resolve(targetsFile)
+        return path.isEmpty ? nil : TargetsFile(path: path, flagTargets: flagTargets)
     }
 
     /// `nil` (connectivity `disabled`) without a URL; a response without one is refused, since

@@ -40,7 +40,7 @@ enum Settings {
     /// probes' settings (`ServeOptions.serverConfiguration(probes:)`): only they know.
     static let readyWhen = Setting<[ReadinessCondition]>(
         "ready-when",
-        "Comma-separated conditions that must all hold for /readyz to pass: reachable (the route-based state), always, online (connectivity full), dns (some nameserver answers), target:NAME (that target reachable)",
+        "Comma-separated conditions that must all hold for /readyz to pass: reachable (the route-based state), always, online (connectivity full), dns (some nameserver answers), target:NAME (that target reachable; a targets file without it is not applied)",
         default: ServerConfiguration().readiness, invalid: "must be \(ReadinessCondition.syntax)",
         reasoning: { text throws(InvalidValue) in
             switch ReadinessCondition.parseList(text) {
@@ -160,6 +160,14 @@ enum Settings {
         show: { $0.map { "\($0.name)=\($0.url)" }.joined(separator: " ") }
     )
 
+    /// Read at start (a bad file is refused like a bad `--target`), then again on SIGHUP and
+    /// whenever it changes (`TargetsFile`, `TargetsReloader`).
+    static let targetsFile = Setting<String>(
+        "targets-file",
+        "A file of more targets, one NAME=URL per line (blank lines and # comments ignored), after the targets given as flags; read again on SIGHUP and whenever it changes, applied without a restart",
+        default: "", defaultText: "none", invalid: "must be a path", parse: { $0 }
+    )
+
     static let targetInterval = Setting<Double>(
         "target-interval", "Seconds between probes of a target while nothing changes",
         default: seconds(ProbeConfiguration().targetInterval), in: 0.1...86_400, unit: " s"
@@ -224,7 +232,15 @@ enum Settings {
         "dns-check",
         "A name, such as kubernetes.default.svc.cluster.local., that each nameserver of /etc/resolv.conf is asked for separately (its A record, exactly as given: no search list)",
         default: "", defaultText: "none", invalid: DNSName.rule,
-        parse: { $0.isEmpty || DNSName.isValid($0) ? $0 : nil }
+        // An empty variable is unset, as for every option; an empty flag is a name that is not one.
+        reasoning: { text throws(InvalidValue) in
+            guard text.isEmpty || DNSName.isValid(text) else { throw InvalidValue(description: DNSName.rule) }
+            return text
+        },
+        eachFlag: { text throws(InvalidValue) in
+            guard DNSName.isValid(text) else { throw InvalidValue(description: DNSName.rule) }
+            return text
+        }
     )
 
     static let dnsInterval = Setting<Double>(

@@ -20,4 +20,20 @@ extension ProbeEngine {
             }
         }
     }
+
+    /// Returns once the engine thread has taken everything submitted before this call: the wake-ups
+    /// those submissions caused are then counted in `statistics`.
+    func caughtUp() async {
+        await withCheckedContinuation { continuation in
+            if !perform({ continuation.resume() }) { continuation.resume() }
+        }
+    }
+
+    /// Returns when a timer on the engine thread fires, `delay` from now. Submitting it wakes the
+    /// engine once and the timer once more: an idle engine counts exactly two wake-ups meanwhile.
+    func timerFired(after delay: Duration) async {
+        await withCheckedContinuation { continuation in
+            if !schedule(key: .min, at: .now + delay, { continuation.resume() }) { continuation.resume() }
+        }
+    }
 }

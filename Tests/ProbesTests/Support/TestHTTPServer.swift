@@ -23,6 +23,7 @@ final class TestHTTPServer: @unchecked Sendable {
     private var connections: Set<Int32> = []
     private var requestHeads: [String] = []
     private var bodyBytesSent = 0
+    private var connectionsEnded = 0
     private var stopped = false
     private let threads = DispatchGroup()
 
@@ -64,6 +65,10 @@ final class TestHTTPServer: @unchecked Sendable {
     /// Body bytes the `hugeBody` connections managed to write.
     var bodyBytesWritten: Int { lock.withLock { bodyBytesSent } }
 
+    /// Connections this server has finished with: answered, or closed by the client (or by `stop()`).
+    /// Whatever a client sent before it closed has been read by then.
+    var endedConnections: Int { lock.withLock { connectionsEnded } }
+
     /// Closes every connection and waits for every thread. Idempotent.
     func stop() {
         let connectionsToClose: Set<Int32>? = lock.withLock {
@@ -101,7 +106,10 @@ final class TestHTTPServer: @unchecked Sendable {
             threads.enter()
             Thread.detachNewThread { [self] in
                 serve(connection)
-                lock.withLock { _ = connections.remove(connection) }
+                lock.withLock {
+                    _ = connections.remove(connection)
+                    connectionsEnded += 1
+                }
                 close(connection)
                 threads.leave()
             }
