@@ -1,4 +1,4 @@
-public import FoundationEssentials
+import FoundationEssentials
 public import Logging
 public import Probes
 public import Reachable

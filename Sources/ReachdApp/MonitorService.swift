@@ -1,5 +1,5 @@
-public import Reachable
-public import ServiceLifecycle
+import Reachable
+import ServiceLifecycle
 
 /// The monitor as a service: it observes from the moment it is made; graceful shutdown (or
 /// cancellation) closes it, which finishes every subscriber's stream. The first service, so the

@@ -1,5 +1,5 @@
-public import Probes
-public import ServiceLifecycle
+import Probes
+import ServiceLifecycle
 
 /// The probes as a service: they start sending when the group runs (not when built, so a failed
 /// build never sent anything) and stop — engine thread joined — at graceful shutdown or cancellation.

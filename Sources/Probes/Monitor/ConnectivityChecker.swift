@@ -1,12 +1,12 @@
 import FoundationEssentials
-public import Reachable
+import Reachable
 import Synchronization
 
 /// Keeps the document's `connectivity` true, as NetworkManager does, for each address family of
 /// the check URL's host: checks at once on every network change and resolv.conf change, every
 /// `--connectivity-interval` while every family is `full`, and sooner while one is not (1 s,
 /// doubling up to the interval). `none` is decided by the route gate, before DNS is asked.
-public final class ConnectivityChecker: Sendable {
+final class ConnectivityChecker: Sendable {
     /// Taken briefly by the engine thread and the route gate, inside the monitor's update only.
     private let book: SharedBook<ConnectivityBook>
     private let scheduler: ProbeScheduler<ProbePipeline.Result>

@@ -1,5 +1,5 @@
 import FoundationEssentials
-public import Reachable
+import Reachable
 import Synchronization
 
 /// Keeps every target's part of the status document true: probes each target — each address
@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// When a batch takes the route to a target family's last known addresses, the route gate marks
 /// it `no-route` in the very document that publishes the batch (see `RouteGate`).
-public final class TargetProber: Sendable {
+final class TargetProber: Sendable {
     /// The targets' books. Taken briefly by the engine thread (recording a result) and by the
     /// netlink thread (the route gate), always inside the monitor's update, never across I/O.
     private let books: SharedBook<[TargetBook]>

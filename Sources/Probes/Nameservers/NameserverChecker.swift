@@ -1,12 +1,12 @@
 import FoundationEssentials
-public import Reachable
+import Reachable
 import Synchronization
 
 /// DNS as its own signal (`--dns-check NAME`): asks **each** nameserver of resolv.conf, alone,
 /// for the A record of NAME, on every network change and resolv.conf change (servers added or
 /// removed follow at once) and every `--dns-interval`. A server without a usable route is
 /// `failing` (`no-route`) at once, with nothing sent — by the route gate when a batch takes it.
-public final class NameserverChecker: Sendable {
+final class NameserverChecker: Sendable {
     /// Taken briefly by the engine thread and the route gate, inside the monitor's update only.
     private let book: SharedBook<NameserverBook>
     private let scheduler: ProbeScheduler<NameserverAnswer>

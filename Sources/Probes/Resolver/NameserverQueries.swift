@@ -9,21 +9,10 @@ public struct NameserverAnswer: Sendable, Equatable {
     /// `nil`: a well-formed answer with rcode NOERROR or NXDOMAIN (the server works).
     public var failure: DNSFailureReason?
     /// c-ares' message, for logs.
-    public var detail: String?
-    public var duration: Duration
+    public var detail: String? = nil
+    public var duration: Duration = .zero
     /// The engine stopped before the answer came.
-    public var wasCancelled: Bool
-
-    public init(
-        server: IPAddress, failure: DNSFailureReason?, detail: String? = nil, duration: Duration = .zero,
-        wasCancelled: Bool = false
-    ) {
-        self.server = server
-        self.failure = failure
-        self.detail = detail
-        self.duration = duration
-        self.wasCancelled = wasCancelled
-    }
+    public var wasCancelled = false
 }
 
 /// The nameserver check's queries (`--dns-check`): one c-ares channel per nameserver, each asking
@@ -32,7 +21,7 @@ public struct NameserverAnswer: Sendable, Equatable {
 final class NameserverQueries {
     private let port: UInt16?
     private var channels: [IPAddress: AresChannel] = [:]
-    private var pending: [Query] = []
+    private var pending = PendingQueries<NameserverAnswer>()
 
     /// - Parameter port: a test's nameserver port; `nil` is 53, as resolv.conf means.
     init(port: UInt16?) {
@@ -43,22 +32,28 @@ final class NameserverQueries {
     func ask(
         _ server: IPAddress, name: String, timeout: Duration, completion: @escaping @Sendable (NameserverAnswer) -> Void
     ) {
-        let query = Query(server: server, deadline: .now + timeout, completion: completion)
+        let query = PendingQuery(
+            deadline: .now + timeout,
+            timedOut: NameserverAnswer(server: server, failure: .timeout, detail: "no answer before the deadline"),
+            cancelled: NameserverAnswer(
+                server: server, failure: .error, detail: "the engine stopped", wasCancelled: true),
+            completion: completion)
         let channel: AresChannel
         if let existing = channels[server] {
             channel = existing
         } else {
+            forgetIdleChannels()
             do {
                 channel = try AresChannel(server: server, port: port, timeout: timeout)
             } catch {
-                return query.finish(failure: .error, detail: error.description)
+                return query.finish(NameserverAnswer(server: server, failure: .error, detail: error.description))
             }
             channels[server] = channel
         }
         pending.append(query)
-        channel.queryA(name, context: Unmanaged.passRetained(Call(query: query, channel: channel)).toOpaque()) {
-            context, status, _, answer, length in
-            let call = Unmanaged<Call>.fromOpaque(context!).takeRetainedValue()
+        let context = Unmanaged.passRetained(PendingQuery.Call(query: query, channel: channel)).toOpaque()
+        channel.queryA(name, context: context) { context, status, _, answer, length in
+            let call = Unmanaged<PendingQuery<NameserverAnswer>.Call>.fromOpaque(context!).takeRetainedValue()
             call.channel.outstanding -= 1
             // c-ares hands a NOERROR answer over unparsed: a cut-off record is still "success".
             let wellFormed =
@@ -66,13 +61,18 @@ final class NameserverQueries {
                 ? status : reachd_ares_parse_a_reply(answer, length, nil, nil, nil)
             let (failure, detail, cancelled) = NameserverQueries.judge(
                 status: wellFormed == ARES_ENODATA ? ARES_SUCCESS : wellFormed)
-            call.query.finish(failure: failure, detail: detail, wasCancelled: cancelled)
+            // A C callback captures nothing: the server comes with the query (its timeout answer).
+            var answer = call.query.timedOut
+            (answer.failure, answer.detail, answer.wasCancelled) = (failure, detail, cancelled)
+            call.query.finish(answer)
         }
     }
 
-    /// Forgets the channels of servers resolv.conf no longer lists (once their queries ended).
-    func keep(only servers: Set<IPAddress>) {
-        for (server, channel) in channels where !servers.contains(server) && channel.outstanding == 0 {
+    /// A channel per server asked lately: when resolv.conf has moved on past a few servers, the
+    /// idle channels of the old ones go (at most glibc's three servers, twice over, are kept).
+    private func forgetIdleChannels() {
+        guard channels.count >= 2 * ResolvConf.maximumServers else { return }
+        for (server, channel) in channels where channel.outstanding == 0 {
             channel.destroy()
             channels[server] = nil
         }
@@ -91,27 +91,17 @@ final class NameserverQueries {
     /// c-ares' own timeouts, then the check's deadlines.
     func processTimeouts(now: ContinuousClock.Instant) {
         for channel in channels.values { channel.processTimeouts() }
-        for query in pending where !query.isFinished && query.deadline <= now {
-            query.finish(failure: .timeout, detail: "no answer before the deadline")
-        }
-        pending.removeAll { $0.isFinished }
+        pending.expire(now: now)
     }
 
     func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        var earliest = pending.lazy.filter { !$0.isFinished }.map(\.deadline).min()
-        for channel in channels.values {
-            if let timeout = channel.nextTimeout() { earliest = min(earliest ?? now + timeout, now + timeout) }
-        }
-        return earliest
+        pending.nextWakeUp(now: now, channels: Array(channels.values))
     }
 
     func shutdown() {
         for channel in channels.values { channel.destroy() }
         channels = [:]
-        for query in pending where !query.isFinished {
-            query.finish(failure: .error, detail: "the engine stopped", wasCancelled: true)
-        }
-        pending = []
+        pending.cancelAll()
     }
 
     /// c-ares' status for one query, as the contract's reasons (and whether it was cancelled).
@@ -129,41 +119,5 @@ final class NameserverQueries {
         case ARES_EDESTRUCTION, ARES_ECANCELLED: return (.error, detail, true)
         default: return (.error, detail, false)
         }
-    }
-}
-
-/// One query: completed once, by c-ares, its deadline or shutdown, whichever comes first.
-private final class Query {
-    let server: IPAddress
-    let deadline: ContinuousClock.Instant
-    let started = ContinuousClock.now
-    private let completion: @Sendable (NameserverAnswer) -> Void
-    private(set) var isFinished = false
-
-    init(
-        server: IPAddress, deadline: ContinuousClock.Instant,
-        completion: @escaping @Sendable (NameserverAnswer) -> Void
-    ) {
-        self.server = server
-        self.deadline = deadline
-        self.completion = completion
-    }
-
-    func finish(failure: DNSFailureReason?, detail: String? = nil, wasCancelled: Bool = false) {
-        guard !isFinished else { return }
-        isFinished = true
-        completion(
-            NameserverAnswer(
-                server: server, failure: failure, detail: detail, duration: .now - started,
-                wasCancelled: wasCancelled))
-    }
-}
-
-private final class Call {
-    let query: Query
-    let channel: AresChannel
-    init(query: Query, channel: AresChannel) {
-        self.query = query
-        self.channel = channel
     }
 }

@@ -20,7 +20,7 @@ final class Resolver {
     /// Why the last attempt to read the configuration failed, while there is no channel.
     private var configurationProblem: String?
     /// Queries not yet completed, for their deadlines.
-    private var pending: [Resolution] = []
+    private var pending = PendingQueries<ResolveOutcome>()
 
     init(configuration: ResolverConfiguration) {
         self.configuration = configuration
@@ -47,7 +47,11 @@ final class Resolver {
     func start(
         host: String, deadline: ContinuousClock.Instant, completion: @escaping @Sendable (ResolveOutcome) -> Void
     ) {
-        let resolution = Resolution(host: host, deadline: deadline, completion: completion)
+        let resolution = PendingQuery(
+            deadline: deadline,
+            timedOut: ResolveOutcome(addresses: [], failure: .timeout, detail: "no answer before the deadline"),
+            cancelled: ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true),
+            completion: completion)
         if let literal = IPAddress(host) {
             resolution.finish(ResolveOutcome(addresses: [literal], failure: nil))
             return
@@ -63,12 +67,12 @@ final class Resolver {
         }
         pending.append(resolution)
         channel.getAddresses(
-            of: host, context: Unmanaged.passRetained(Call(resolution: resolution, channel: channel)).toOpaque()
+            of: host, context: Unmanaged.passRetained(PendingQuery.Call(query: resolution, channel: channel)).toOpaque()
         ) { context, status, _, result in
-            let call = Unmanaged<Call>.fromOpaque(context!).takeRetainedValue()
+            let call = Unmanaged<PendingQuery<ResolveOutcome>.Call>.fromOpaque(context!).takeRetainedValue()
             defer { if let result { reachd_ares_freeaddrinfo(result) } }
             call.channel.outstanding -= 1
-            call.resolution.finish(Resolver.outcome(status: status, result: result))
+            call.query.finish(Resolver.outcome(status: status, result: result))
         }
     }
 
@@ -90,11 +94,7 @@ final class Resolver {
     func processTimeouts(now: ContinuousClock.Instant) {
         current?.processTimeouts()
         for channel in retired { channel.processTimeouts() }
-        for resolution in pending where !resolution.isFinished && resolution.deadline <= now {
-            resolution.finish(
-                ResolveOutcome(addresses: [], failure: .timeout, detail: "no answer before the deadline"))
-        }
-        pending.removeAll { $0.isFinished }
+        pending.expire(now: now)
         retired.removeAll { channel in
             guard channel.outstanding == 0 else { return false }
             channel.destroy()
@@ -104,13 +104,7 @@ final class Resolver {
 
     /// The earliest moment something must be processed even if no descriptor becomes ready.
     func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        var earliest = pending.lazy.filter { !$0.isFinished }.map(\.deadline).min()
-        for channel in [current].compactMap({ $0 }) + retired {
-            if let timeout = channel.nextTimeout() {
-                earliest = min(earliest ?? now + timeout, now + timeout)
-            }
-        }
-        return earliest
+        pending.nextWakeUp(now: now, channels: [current].compactMap { $0 } + retired)
     }
 
     /// Ends every query (their completions run, marked cancelled) and destroys every channel.
@@ -119,11 +113,7 @@ final class Resolver {
         current = nil
         for channel in retired { channel.destroy() }
         retired = []
-        for resolution in pending where !resolution.isFinished {
-            resolution.finish(
-                ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true))
-        }
-        pending = []
+        pending.cancelAll()
     }
 
     private func retire(_ channel: AresChannel) {
@@ -159,40 +149,6 @@ final class Resolver {
         default:
             return ResolveOutcome(addresses: [], failure: .error, detail: detail)
         }
-    }
-}
-
-/// One resolution: completed exactly once, by c-ares' callback, its deadline or shutdown, whichever
-/// comes first; what comes later is ignored.
-private final class Resolution {
-    let host: String
-    let deadline: ContinuousClock.Instant
-    let started = ContinuousClock.now
-    private let completion: @Sendable (ResolveOutcome) -> Void
-    private(set) var isFinished = false
-
-    init(host: String, deadline: ContinuousClock.Instant, completion: @escaping @Sendable (ResolveOutcome) -> Void) {
-        self.host = host
-        self.deadline = deadline
-        self.completion = completion
-    }
-
-    func finish(_ outcome: ResolveOutcome) {
-        guard !isFinished else { return }
-        isFinished = true
-        var outcome = outcome
-        outcome.duration = ContinuousClock.now - started
-        completion(outcome)
-    }
-}
-
-/// The context c-ares carries for one `ares_getaddrinfo`: which resolution, on which channel.
-private final class Call {
-    let resolution: Resolution
-    let channel: AresChannel
-    init(resolution: Resolution, channel: AresChannel) {
-        self.resolution = resolution
-        self.channel = channel
     }
 }
 

@@ -39,14 +39,9 @@ enum HostSyntax {
     /// (service-style names exist in the wild), at most 253 characters, an optional final dot, and a
     /// last label that is not all digits (so it cannot be mistaken for a shortened IPv4 address).
     static func isHostName(_ host: Substring) -> Bool {
-        let name = host.hasSuffix(".") ? host.dropLast() : host
-        guard !name.isEmpty, name.utf8.count <= 253 else { return false }
-        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-        for label in labels {
-            guard (1...63).contains(label.utf8.count), label.first != "-", label.last != "-" else { return false }
-            guard label.utf8.allSatisfy({ isLetterOrDigit($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
-            else { return false }
-        }
+        guard HostName.isValid(host) else { return false }
+        let labels = (host.hasSuffix(".") ? host.dropLast() : host).split(separator: ".")
+        guard labels.allSatisfy({ $0.first != "-" && $0.last != "-" }) else { return false }
         return !labels.last!.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
@@ -62,10 +57,5 @@ enum HostSyntax {
     /// characters that would break the request line; non-ASCII must be percent-encoded).
     static func isSafePath(_ path: String) -> Bool {
         path.utf8.allSatisfy { (0x21...0x7E).contains($0) }
-    }
-
-    private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
     }
 }

@@ -142,24 +142,7 @@ public final class NetworkMonitor: Sendable {
     /// A new subscription: the current status at once, then every change. A slow consumer finds
     /// only the newest status waiting (status is state, not a log). Finishes when the monitor closes.
     public var updates: AsyncStream<ReachabilityStatus> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: ReachabilityStatus.self, bufferingPolicy: .bufferingNewest(1)
-        )
-        let id = state.withLock { state -> UInt64? in
-            continuation.yield(state.latest)
-            guard !state.isClosed else { return nil }
-            state.nextID += 1
-            state.subscribers[state.nextID] = continuation
-            return state.nextID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
+        stream(in: \.subscribers, first: { $0.latest })
     }
 
     /// How many subscriptions are open (for tests and metrics).
@@ -168,13 +151,21 @@ public final class NetworkMonitor: Sendable {
     /// Every batch of kernel notifications from now on, whether or not the document changed.
     /// Keeps only the newest when the reader is slow; finishes when the monitor closes.
     public var networkChanges: AsyncStream<NetworkChange> {
-        let (stream, continuation) = AsyncStream.makeStream(
-            of: NetworkChange.self, bufferingPolicy: .bufferingNewest(1)
-        )
+        stream(in: \.changeStreams, first: { _ in nil })
+    }
+
+    /// A stream that keeps only the newest element, registered in `subscribers` until its reader
+    /// goes or the monitor closes (then it finishes at once, after `first` if there is one).
+    private func stream<Element: Sendable>(
+        in subscribers: WritableKeyPath<State, [UInt64: AsyncStream<Element>.Continuation]> & Sendable,
+        first: (State) -> Element?
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(1))
         let id = state.withLock { state -> UInt64? in
+            if let element = first(state) { continuation.yield(element) }
             guard !state.isClosed else { return nil }
             state.nextID += 1
-            state.changeStreams[state.nextID] = continuation
+            state[keyPath: subscribers][state.nextID] = continuation
             return state.nextID
         }
         guard let id else {
@@ -182,7 +173,7 @@ public final class NetworkMonitor: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.changeStreams.removeValue(forKey: id) }
+            _ = self?.state.withLock { $0[keyPath: subscribers].removeValue(forKey: id) }
         }
         return stream
     }

@@ -37,24 +37,15 @@ extension ReachabilityStatus {
                     json.object {
                         json.field("name") { json.string(target.name) }
                         json.field("url") { json.string(target.url) }
-                        json.field("state") { json.string(target.state.rawValue) }
-                        json.field("reason") { json.optionalString(target.reason?.rawValue) }
+                        Self.stateAndReason(json, target.state.rawValue, target.reason?.rawValue)
                         json.field("addresses") { json.array(target.addresses) { json.string($0) } }
                         json.field("interface") { json.optionalString(target.interface) }
                         json.field("since") { json.string(Self.timestampStyle.format(target.since)) }
-                        for family in AddressFamily.allCases {
-                            json.field(family.rawValue) {
-                                json.optional(target[family]) { status in
-                                    json.object {
-                                        json.field("state") { json.string(status.state.rawValue) }
-                                        json.field("reason") { json.optionalString(status.reason?.rawValue) }
-                                        json.field("address") { json.optionalString(status.address) }
-                                        json.field("interface") { json.optionalString(status.interface) }
-                                    }
-                                }
-                            }
+                        Self.families(json, { target[$0] }, degraded: target.degraded) { status in
+                            Self.stateAndReason(json, status.state.rawValue, status.reason?.rawValue)
+                            json.field("address") { json.optionalString(status.address) }
+                            json.field("interface") { json.optionalString(status.interface) }
                         }
-                        json.field("degraded") { json.bool(target.degraded) }
                     }
                 }
             }
@@ -64,17 +55,9 @@ extension ReachabilityStatus {
                     json.field("url") { json.optionalString(connectivity.url) }
                     json.field("reason") { json.optionalString(connectivity.reason?.rawValue) }
                     json.field("since") { json.string(Self.timestampStyle.format(connectivity.since)) }
-                    for family in AddressFamily.allCases {
-                        json.field(family.rawValue) {
-                            json.optional(connectivity[family]) { status in
-                                json.object {
-                                    json.field("state") { json.string(status.state.rawValue) }
-                                    json.field("reason") { json.optionalString(status.reason?.rawValue) }
-                                }
-                            }
-                        }
+                    Self.families(json, { connectivity[$0] }, degraded: connectivity.degraded) { status in
+                        Self.stateAndReason(json, status.state.rawValue, status.reason?.rawValue)
                     }
-                    json.field("degraded") { json.bool(connectivity.degraded) }
                 }
             }
             json.field("dns") {
@@ -87,8 +70,7 @@ extension ReachabilityStatus {
                         json.array(dns.servers) { server in
                             json.object {
                                 json.field("address") { json.string(server.address) }
-                                json.field("state") { json.string(server.state.rawValue) }
-                                json.field("reason") { json.optionalString(server.reason?.rawValue) }
+                                Self.stateAndReason(json, server.state.rawValue, server.reason?.rawValue)
                                 json.field("since") { json.string(Self.timestampStyle.format(server.since)) }
                             }
                         }
@@ -99,5 +81,22 @@ extension ReachabilityStatus {
             json.field("changedAt") { json.string(Self.timestampStyle.format(changedAt)) }
         }
         return json.bytes
+    }
+
+    /// `"ipv4": {…}, "ipv6": null, "degraded": …`: each family's object, written by `fields`, or
+    /// `null` when the family has no addresses; then whether a family is down while the whole is up.
+    private static func families<Family>(
+        _ json: JSONWriter, _ family: (AddressFamily) -> Family?, degraded: Bool, _ fields: (Family) -> Void
+    ) {
+        for name in AddressFamily.allCases {
+            json.field(name.rawValue) { json.optional(family(name)) { status in json.object { fields(status) } } }
+        }
+        json.field("degraded") { json.bool(degraded) }
+    }
+
+    /// `"state": …, "reason": …|null`: every verdict in the document reads the same way.
+    private static func stateAndReason(_ json: JSONWriter, _ state: String, _ reason: String?) {
+        json.field("state") { json.string(state) }
+        json.field("reason") { json.optionalString(reason) }
     }
 }

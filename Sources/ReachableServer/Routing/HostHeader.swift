@@ -45,27 +45,11 @@ enum HostHeader: Equatable, Sendable {
         self = Self.isIPv4(name) ? .ipLiteral : .name(name)
     }
 
-    /// A host name as compared: lowercase, without one trailing dot; `nil` unless every label is
-    /// letters, digits, `-` or `_` (what DNS names and `gethostname` hold).
+    /// A host name as compared: lowercase, without one trailing dot; `nil` unless it is a DNS
+    /// name (`HostName`: what DNS names and `gethostname` hold).
     static func normalisedName(_ text: Substring) -> String? {
-        let name = text.hasSuffix(".") ? text.dropLast() : text
-        let labels = name.split(separator: ".", omittingEmptySubsequences: false)
-        guard
-            labels.allSatisfy({ label in
-                !label.isEmpty && label.utf8.allSatisfy { isNameByte($0) }
-            })
-        else { return nil }
-        return name.lowercased()
-    }
-
-    private static func isNameByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"):
-            true
-        default:
-            false
-        }
+        guard HostName.isValid(text) else { return nil }
+        return (text.hasSuffix(".") ? text.dropLast() : text).lowercased()
     }
 
     /// Nothing, or `:` and at most five digits (RFC 3986 allows an empty port).

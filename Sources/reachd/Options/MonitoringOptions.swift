@@ -34,11 +34,7 @@ extension MonitoringOptions {
         let level = try Settings.logLevel.resolve(logLevel)
         let format = try Settings.logFormat.resolve(logFormat)
         LoggingSystem.bootstrap { label in
-            var handler: any LogHandler =
-                switch format {
-                case .json: JSONLogHandler(label: label)
-                case .text: TextLogHandler(label: label)
-                }
+            var handler = LineLogHandler(label: label, format: format)
             handler.logLevel = level
             return handler
         }

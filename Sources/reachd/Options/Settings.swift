@@ -286,6 +286,6 @@ enum Settings {
 enum LogFormat: String, CaseIterable, Sendable {
     /// swift-log's own line format.
     case text
-    /// One JSON object per line, for log collectors (`JSONLogHandler`).
+    /// One JSON object per line, for log collectors (`LineLogHandler`).
     case json
 }
