@@ -115,6 +115,7 @@ struct ProbeServiceTests {
         // Read before the service starts: from then on the engine's thread may decide `self` (a
         // route check, no transfer) before this test reads the document.
         #expect(monitor.current.targets.map(\.state) == Array(repeating: .unknown, count: 6), "listed from the start")
+        let before = monitor.current
         let service = try #require(try ProbeService.make(probes, monitor: monitor))
         service.start()
         defer { service.stop() }
@@ -130,6 +131,8 @@ struct ProbeServiceTests {
         #expect(byName["db"]?.reason == .refused)
         #expect(byName["db"]?.interface == "lo", "routed, then refused")
         #expect(status.targets.map(\.name) == ["web", "busy", "slow", "db", "open", "self"], "configuration order")
+        #expect(
+            status.changedAt > before.changedAt && status.stateSince == before.stateSince, "the state did not change")
     }
 
     @Test func steadyProbingPublishesNothing() async throws {

@@ -135,6 +135,8 @@ import Testing
         ClassifierCase("sit", kind: "sit", type: ARPHRD_SIT, expected: .other),
         ClassifierCase("vti", kind: "vti", type: ARPHRD_TUNNEL, expected: .other),
         ClassifierCase("ppp", kind: "ppp", type: ARPHRD_PPP, expected: .other),
+        // a traffic-shaping device reports Ethernet hardware but carries no traffic of its own
+        ClassifierCase("ifb", kind: "ifb", expected: .other),
         ClassifierCase("veth", kind: "veth", deviceType: "wlan", expected: .ethernet),
         ClassifierCase("bridge", kind: "bridge", expected: .ethernet),
         ClassifierCase("bond", kind: "bond", expected: .ethernet),

@@ -36,7 +36,7 @@ import Testing
             + #""connectivity":{"state":"disabled","url":null,"reason":null,"since":"2026-11-21T22:00:00.250Z","#
             + #""ipv4":null,"ipv6":null,"degraded":false},"#
             + #""dns":{"state":"disabled","name":null,"reason":null,"since":"2026-11-21T22:00:00.250Z","servers":[]},"#
-            + #""sequence":7,"changedAt":"2026-11-21T22:00:00.250Z"}"#
+            + #""sequence":7,"changedAt":"2026-11-21T22:00:00.250Z","stateSince":"2026-11-21T22:00:00.250Z"}"#
         #expect(Self.text(Self.example()) == expected)
     }
 
@@ -114,7 +114,7 @@ import Testing
         let text = Self.text(Self.example())
         let topLevel = [
             "state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces", "targets",
-            "connectivity", "dns", "sequence", "changedAt",
+            "connectivity", "dns", "sequence", "changedAt", "stateSince",
         ]
         let interface = ["name", "index", "transport", "kind", "operState", "isDefaultRoute", "addresses"]
         let positions = try topLevel.map { try #require(text.range(of: "\"\($0)\":")?.lowerBound) }

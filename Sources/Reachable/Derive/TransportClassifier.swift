@@ -9,9 +9,13 @@ public struct TransportClassifier: Sendable {
         self.facts = facts
     }
 
+    /// Link kinds that are `other`: tunnels, VPNs, overlays, and devices with no traffic of their own.
     private static let tunnelKinds: Set<String> = [
         "tun", "tap", "wireguard", "ipip", "gre", "gretap", "ip6gre", "ip6gretap", "sit", "vti", "vti6", "ip6tnl",
         "ppp", "vxlan", "geneve",
+        // Traffic-shaping devices: an `ifb` carries no traffic of its own (it mirrors another
+        // interface's ingress), even though it reports Ethernet hardware.
+        "ifb",
     ]
     private static let ethernetKinds: Set<String> = [
         "veth", "bridge", "bond", "team", "vlan", "macvlan", "macvtap", "ipvlan", "ipvtap", "dummy",

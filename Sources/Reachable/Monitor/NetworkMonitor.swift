@@ -239,6 +239,7 @@ public final class NetworkMonitor: Sendable {
             guard !next.hasSameContent(as: state.latest) else { return }
             next.sequence = state.latest.sequence + 1
             next.changedAt = Date()
+            next.stateSince = next.state == state.latest.state ? state.latest.stateSince : next.changedAt
             state.latest = next
             for continuation in state.subscribers.values {
                 continuation.yield(next)

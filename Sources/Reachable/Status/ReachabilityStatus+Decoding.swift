@@ -4,7 +4,8 @@ import FoundationEssentials
 /// tests that check the encoder. Writing has one implementation only: `jsonBytes()`.
 extension ReachabilityStatus: Decodable {
     private enum Keys: String, CodingKey {
-        case state, ipv4, ipv6, transport, isDataMetered, interfaces, targets, connectivity, dns, sequence, changedAt
+        case state, ipv4, ipv6, transport, isDataMetered, interfaces, targets, connectivity, dns, sequence, changedAt,
+            stateSince
     }
 
     public init(from decoder: any Decoder) throws {
@@ -25,6 +26,10 @@ extension ReachabilityStatus: Decodable {
             try container.decodeIfPresent(ConnectivityStatus.self, forKey: .connectivity)
             ?? .disabled(since: changedAt)
         dns = try container.decodeIfPresent(DNSStatus.self, forKey: .dns) ?? .disabled(since: changedAt)
+        // Absent before reachd told it: the document's own time is the best known bound.
+        stateSince =
+            try container.decodeIfPresent(String.self, forKey: .stateSince).map { try Self.timestampStyle.parse($0) }
+            ?? changedAt
     }
 }
 

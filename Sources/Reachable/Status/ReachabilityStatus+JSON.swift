@@ -79,6 +79,7 @@ extension ReachabilityStatus {
             }
             json.field("sequence") { json.raw(String(sequence)) }
             json.field("changedAt") { json.string(Self.timestampStyle.format(changedAt)) }
+            json.field("stateSince") { json.string(Self.timestampStyle.format(stateSince)) }
         }
         return json.bytes
     }

@@ -17,6 +17,9 @@ public struct ReachabilityStatus: Sendable, Equatable {
     /// Increases by one on every change of the document; the SSE event id.
     public var sequence: UInt64
     public var changedAt: Date
+    /// When the route-based `state` last changed (`changedAt` moves with any change, a target's
+    /// say): what "reachable since …" means. Set by the monitor with `changedAt`.
+    public var stateSince: Date
 
     public init(
         path: NetworkPath, targets: [TargetStatus] = [], connectivity: ConnectivityStatus? = nil,
@@ -28,17 +31,19 @@ public struct ReachabilityStatus: Sendable, Equatable {
         self.dns = dns ?? .disabled(since: changedAt)
         self.sequence = sequence
         self.changedAt = changedAt
+        stateSince = changedAt
     }
 
     public var state: NetworkPath.State { path.state }
     public var isReachable: Bool { path.isReachable }
 
-    /// Equal apart from the bookkeeping (`sequence`, `changedAt`): a subscriber would see no
+    /// Equal apart from the bookkeeping (`sequence`, `changedAt`, `stateSince`): a subscriber would see no
     /// difference, so the monitor publishes nothing.
     public func hasSameContent(as other: ReachabilityStatus) -> Bool {
         var aligned = self
         aligned.sequence = other.sequence
         aligned.changedAt = other.changedAt
+        aligned.stateSince = other.stateSince
         return aligned == other
     }
 

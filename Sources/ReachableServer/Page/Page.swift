@@ -11,7 +11,7 @@
 /// with separate files: the page stays one request and one route.
 enum Page {
     static let styleHash = "sha256-ul55BXMZIUVriSskiChlA8EYqtSuI/wjNod4z1LZhRw="
-    static let scriptHash = "sha256-yTPRQr8OxWlaBbQjVaOiR1Za0ijaiREjrP+mk0uCuvM="
+    static let scriptHash = "sha256-hM1e7va6fXC+hrBLYPFWtqeILlZDMwZvXDJAM+ywvG0="
 
     /// `require-trusted-types-for 'script'` makes Chromium refuse any string assigned to an HTML
     /// sink such as `innerHTML` (the page uses none: all text goes through `textContent`);

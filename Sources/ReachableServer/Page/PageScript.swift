@@ -77,7 +77,7 @@ extension Page {
             $("state").textContent = doc.state;
             $("banner").dataset.tone = t;
             $("summary").textContent = doc.state === "unknown" ? "waiting for the first reading"
-              : (doc.isReachable ? "via " + transports(doc) : "no usable route") + " · since " + clock(doc.changedAt);
+              : (doc.isReachable ? "via " + transports(doc) : "no usable route") + " · since " + clock(doc.stateSince || doc.changedAt);
             document.title = doc.state + " · reachd";
             $("icon").href = "data:image/svg+xml," + encodeURIComponent(
               '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="' + ICON[t] + '"/></svg>');
