@@ -74,7 +74,7 @@ enum DaemonCallbacks {
             return
         }
         context.pointee = nil
-        let stream = Unmanaged<EventStream>.fromOpaque(stored).takeRetainedValue()
+        let stream = Unmanaged<StreamBox>.fromOpaque(stored).takeRetainedValue().stream
         stream.markDead()
         Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue().handler.streamEnded(stream)
     }

@@ -13,8 +13,9 @@ enum MHDResponse {
             let response = make(body: body, headers: answer.headers)
             defer { MHD_destroy_response(response) }
             return MHD_queue_response(connection, UInt32(answer.status), response)
-        case .prepared(let prepared):
+        case .shared(let shared):
             // Queueing takes libmicrohttpd's own reference; `prepared` keeps it alive until then.
+            let prepared = shared.prepared(by: PreparedResponse.init)
             return withExtendedLifetime(prepared) {
                 MHD_queue_response(connection, UInt32(answer.status), prepared.response)
             }
@@ -46,19 +47,20 @@ enum MHDResponse {
     /// buffer (its "block size") serves only an unframed HTTP/1.0 body. So an HTTP/1.1 stream
     /// gets the smallest one: 1 KiB less per open stream.
     private static func queueStream(
-        _ stream: EventStream, status: Int, headers: [HTTPField], isChunked: Bool, on connection: OpaquePointer,
+        _ stream: any BodyStream, status: Int, headers: [HTTPField], isChunked: Bool, on connection: OpaquePointer,
         context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         // The request slot keeps its own reference until libmicrohttpd reports completion, which
         // it also does when this answer fails (the handler returned NO after seeing the request).
-        context.pointee = Unmanaged.passRetained(stream).toOpaque()
-        let reader = Unmanaged.passRetained(stream).toOpaque()
+        let box = StreamBox(stream)
+        context.pointee = Unmanaged.passRetained(box).toOpaque()
+        let reader = Unmanaged.passRetained(box).toOpaque()
         guard
             let response = MHD_create_response_from_callback(
                 reachd_mhd_size_unknown, isChunked ? 16 : 1024, readStream, reader, releaseStream
             )
         else {
-            Unmanaged<EventStream>.fromOpaque(reader).release()
+            Unmanaged<StreamBox>.fromOpaque(reader).release()
             return MHD_Result.NO
         }
         defer { MHD_destroy_response(response) }
@@ -73,7 +75,7 @@ enum MHDResponse {
 /// suspended the connection: a reader that returns 0 otherwise spins a core.
 private let readStream: MHD_ContentReaderCallback = { cls, _, buffer, capacity in
     guard let cls, let buffer else { return reachd_mhd_end_with_error }
-    let stream = Unmanaged<EventStream>.fromOpaque(cls).takeUnretainedValue()
+    let stream = Unmanaged<StreamBox>.fromOpaque(cls).takeUnretainedValue().stream
     switch stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity)) {
     case .wrote(let count): return count
     case .suspended: return 0
@@ -84,5 +86,11 @@ private let readStream: MHD_ContentReaderCallback = { cls, _, buffer, capacity i
 
 private let releaseStream: MHD_ContentReaderFreeCallback = { cls in
     guard let cls else { return }
-    Unmanaged<EventStream>.fromOpaque(cls).release()
+    Unmanaged<StreamBox>.fromOpaque(cls).release()
+}
+
+/// Carries a stream through C's raw context pointers (an existential is not a class reference).
+final class StreamBox {
+    let stream: any BodyStream
+    init(_ stream: any BodyStream) { self.stream = stream }
 }
