@@ -147,9 +147,11 @@ final class FanOutWriter: Sendable {
     /// Glibc's `pthread_setname_np` is not visible to Swift; the kernel file is what it writes.
     private static func nameThisThread(_ name: String) {
         guard
-            let file = try? systemCall("open /proc/thread-self/comm", {
-                open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-            })
+            let file = try? systemCall(
+                "open /proc/thread-self/comm",
+                {
+                    open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+                })
         else { return }
         let descriptor = OwnedDescriptor(taking: file)
         _ = try? systemCall("write thread name") { Glibc.write(descriptor.rawValue, name, name.utf8.count) }

@@ -39,6 +39,17 @@ enum MHDResponse {
         return response
     }
 
+    /// A stream as C's raw context pointer: the object itself, retained (a box around the
+    /// existential would cost every open stream an allocation).
+    static func retainedPointer(to stream: any BodyStream) -> UnsafeMutableRawPointer {
+        Unmanaged.passRetained(stream as AnyObject).toOpaque()
+    }
+
+    /// The stream behind a pointer made by `retainedPointer(to:)`, which holds nothing else.
+    static func stream(at pointer: UnsafeMutableRawPointer) -> any BodyStream {
+        Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as! any BodyStream
+    }
+
     /// A chunked response of unknown length whose reader is the stream. Each connection gets
     /// its own response object, because the reader may suspend the connection (and runs under
     /// the response's mutex).
@@ -52,15 +63,14 @@ enum MHDResponse {
     ) -> MHD_Result {
         // The request slot keeps its own reference until libmicrohttpd reports completion, which
         // it also does when this answer fails (the handler returned NO after seeing the request).
-        let box = StreamBox(stream)
-        context.pointee = Unmanaged.passRetained(box).toOpaque()
-        let reader = Unmanaged.passRetained(box).toOpaque()
+        context.pointee = retainedPointer(to: stream)
+        let reader = retainedPointer(to: stream)
         guard
             let response = MHD_create_response_from_callback(
                 reachd_mhd_size_unknown, isChunked ? 16 : 1024, readStream, reader, releaseStream
             )
         else {
-            Unmanaged<StreamBox>.fromOpaque(reader).release()
+            Unmanaged<AnyObject>.fromOpaque(reader).release()
             return MHD_Result.NO
         }
         defer { MHD_destroy_response(response) }
@@ -75,8 +85,7 @@ enum MHDResponse {
 /// suspended the connection: a reader that returns 0 otherwise spins a core.
 private let readStream: MHD_ContentReaderCallback = { cls, _, buffer, capacity in
     guard let cls, let buffer else { return reachd_mhd_end_with_error }
-    let stream = Unmanaged<StreamBox>.fromOpaque(cls).takeUnretainedValue().stream
-    switch stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity)) {
+    switch MHDResponse.stream(at: cls).read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity)) {
     case .wrote(let count): return count
     case .suspended: return 0
     case .ended: return reachd_mhd_end_of_stream
@@ -86,11 +95,5 @@ private let readStream: MHD_ContentReaderCallback = { cls, _, buffer, capacity i
 
 private let releaseStream: MHD_ContentReaderFreeCallback = { cls in
     guard let cls else { return }
-    Unmanaged<StreamBox>.fromOpaque(cls).release()
-}
-
-/// Carries a stream through C's raw context pointers (an existential is not a class reference).
-final class StreamBox {
-    let stream: any BodyStream
-    init(_ stream: any BodyStream) { self.stream = stream }
+    Unmanaged<AnyObject>.fromOpaque(cls).release()
 }
