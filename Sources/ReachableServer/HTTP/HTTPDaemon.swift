@@ -70,7 +70,9 @@ final class HTTPDaemon: Sendable {
         do {
             started = try makeDaemon(handler: handler)
         } catch {
-            phase.withLock { $0 = .notStarted }
+            phase.withLock { phase in
+                if case .starting(.stop) = phase { phase = .stopped } else { phase = .notStarted }
+            }
             throw error
         }
         let then = phase.withLock { phase -> Request in
