@@ -326,6 +326,45 @@ floor is reachd's work per client beyond `send()` (the `SIOCOUTQ` check, `sendms
 pieces, the stream's lock). At 10,000 streams even the floor's two threads are no faster than its
 one (88 ms both): the clients, on the same two cores, are the limit there, and the floor itself
 reaches only 0.69× nchan — ≤ 0.5× at that size is beyond this machine for any server.
+
+### Fan-out: off the cooperative pool (issue 17)
+
+Before, `EventHub.publish` wrote every parked stream itself on a Swift cooperative-pool thread
+(split with `concurrentPerform` from 256 streams), holding one of the pool's two threads for the
+whole fan-out, and the heartbeat did the same; now it hands the frame to `--threads`
+`FanOutWriter` threads (`reachd-fanout`) and returns. Measured on 2026-11-25 with the release
+builds of 1b56f2d (before) and 6ff59e6 (after), load average 2–5 on this shared VM (figures move
+by tens of percent between runs, the one-repetition floor most): first
+`REACHD_BIN=… bash bench/run.sh --only fanout` for each, one right after the other; then both
+binaries and the floor interleaved in the same three repetitions (`bench.fanout_run` for each
+in turn), medians.
+
+| spread p50, N = 1,000 / 5,000 / 10,000 | before | after |
+|---|---|---|
+| `run.sh --only fanout`: reachd | 13.17 / 72.55 / 113 ms | 8.95 / 49.14 / 95.94 ms |
+| … × nchan (5 repetitions each, same run) | 0.80 / 0.77 / 0.69 | 0.57 / 0.63 / 0.71 |
+| … × write-only floor, 2 threads (1 repetition) | 1.51 / 2.17 / 1.44 | 1.58 / 1.06 / 0.73 |
+| interleaved, 3 repetitions: reachd | 8.61 / 67.76 / 153 ms | 8.59 / 45.53 / 97.65 ms |
+| … × floor, 2 threads (6.98 / 41.74 / 73.65 ms) | 1.23 / 1.62 / 2.07 | 1.23 / 1.09 / 1.33 |
+
+Where the writers' time goes (`perf`, 10,000 streams): 99.7 % of reachd's samples on the two
+`reachd-fanout` threads, 0.2 % on pool threads; 84 % under `sendmsg`, most of it the kernel
+delivering to and waking the client on the same core; 9 % the `SIOCOUTQ` check; 4 % the first
+touch of each stream's object (cache misses, seen as `swift_retain_n`); 7 % preempted by the
+clients they woke. What is left above the floor is the check and the stream's own memory: the
+floor sends from an array of descriptors and checks nothing.
+
+### `/status` p99 under keep-alive load: where the tail comes from
+
+`perf sched` and `perf record -e sched:sched_switch -g` during `wrk -t2 -c64` on `/status`
+(reachd `--threads 2`, 2026-11-25): the libmicrohttpd workers never wait on a lock (no switch
+under `futex`); 54 % of their switches are preemptions inside `sendmsg` (the woken `wrk` thread
+takes the core), 44 % `poll` with nothing to do. Four busy threads (2 `wrk`, 2 workers) share two
+cores, and `ksoftirqd`, which finishes the loopback receive work a busy softirq defers, waited up
+to 96 ms (CPU 1) and 508 ms (CPU 0) for a core. reachd's own code is 4.5 % of its CPU
+(`perf`, 1 kHz). The tail is the machine's: the load generator and the server on the same two
+cores; with `--threads 1` (three busy threads, as with nginx's one worker) the p99 falls by about 40 %
+(the diagnostic rows of the summary).
 """
 
 
