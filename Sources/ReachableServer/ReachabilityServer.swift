@@ -54,10 +54,17 @@ public final class ReachabilityServer: Service, Sendable {
     }
 
     public func run() async throws {
-        try daemon.start(handler: router)
+        try hub.startWriters()
+        do {
+            try daemon.start(handler: router)
+        } catch {
+            hub.stopWriters()
+            throw error
+        }
         await withTaskGroup(of: Void.self) { group in
-            // A child task, so it has ended before `drain` stops the daemon: a heartbeat's late
-            // resume can never meet the daemon's stop (which aborts on a suspended connection).
+            // A child task, so it has ended before `drain` stops the daemon; and `drain` stops the
+            // writers it hands each heartbeat to before that: a late resume can never meet the
+            // daemon's stop (which aborts on a suspended connection).
             group.addTask { await self.sendHeartbeats() }
             // The netlink counters follow every batch, even one that changes no document.
             group.addTask {
@@ -83,7 +90,8 @@ public final class ReachabilityServer: Service, Sendable {
         monitor.close()
     }
 
-    /// Records a status change: encoded once here, shared by `/status` and every stream.
+    /// Records a status change: encoded once here, shared by `/status` and every stream. The
+    /// hub's writer threads write it to the streams; this returns at once.
     private func publish(_ status: ReachabilityStatus) {
         guard status.sequence != snapshot.status.sequence else { return }
         let frame = snapshot.update(status)
@@ -123,7 +131,8 @@ public final class ReachabilityServer: Service, Sendable {
         logger.info("status changed", metadata: metadata)
     }
 
-    /// A keep-alive comment on every idle stream each interval, until cancelled.
+    /// A keep-alive comment on every idle stream each interval, until cancelled (written by the
+    /// hub's writer threads).
     private func sendHeartbeats() async {
         while (try? await Task.sleep(for: .seconds(configuration.heartbeat))) != nil {
             hub.heartbeat()
@@ -134,6 +143,9 @@ public final class ReachabilityServer: Service, Sendable {
     /// then the daemon stops. Streams that do not finish by the deadline are cut.
     private func drain() async {
         if !daemon.isDraining { beginShutdown() }
+        // Every change published so far is written first; after this no thread but the engine's
+        // touches a stream's connection.
+        hub.stopWriters()
         hub.closeAll()
         let deadline = ContinuousClock.now + .seconds(max(0.1, configuration.shutdownTimeout - 0.5))
         await hub.waitUntilEmpty(deadline: deadline)

@@ -2,9 +2,14 @@ import Testing
 
 @testable import ReachableServer
 
-/// Fan-out of frames to every open stream, driven without libmicrohttpd.
+/// Fan-out of frames to every open stream, driven without libmicrohttpd: the hub's writer
+/// threads run, and `flush()` waits until they have written what was handed over.
 struct EventHubTests {
-    private let hub = EventHub(initialFrame: Array("id: 0\n\n".utf8), retryMilliseconds: 2000)
+    private let hub = EventHub(initialFrame: Array("id: 0\n\n".utf8), retryMilliseconds: 2000, writers: 2)
+
+    init() throws {
+        try hub.startWriters()
+    }
 
     private func frame(_ id: Int) -> [UInt8] { Array("id: \(id)\n\n".utf8) }
 
@@ -21,6 +26,7 @@ struct EventHubTests {
         for stream in streams { #expect(stream.readAvailable().text == "retry: 2000\nid: 0\n\n") }
 
         hub.publish(frame(1))
+        hub.flush()
         for (stream, connection) in zip(streams, connections) {
             #expect(connection.calls == [.suspend, .resume])
             let (text, stop) = stream.readAvailable()
@@ -33,6 +39,7 @@ struct EventHubTests {
         let stream = hub.open(connection: RecordingConnection())
         _ = stream.readAvailable()
         hub.heartbeat()
+        hub.flush()
         #expect(stream.readAvailable().text == ": keep-alive\n\n")
     }
 
@@ -42,6 +49,7 @@ struct EventHubTests {
         hub.closeAll()
         let after = hub.open(connection: RecordingConnection())
         hub.publish(frame(1))
+        hub.flush()
 
         let (ending, stop) = before.readAvailable()
         #expect(stop == .ended)

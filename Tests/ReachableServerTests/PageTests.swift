@@ -58,8 +58,8 @@ struct PageTests {
         #expect(first.status == 200)
         #expect(first.headers == Page.headers)
         #expect(first.bodyBytes == Array(Page.html.utf8))
-        guard case .prepared(let one) = first.body, case .prepared(let other) = second.body else {
-            Issue.record("/ is not a prepared response")
+        guard case .shared(let one) = first.body, case .shared(let other) = second.body else {
+            Issue.record("/ is not a shared response")
             return
         }
         #expect(one === other, "no request makes its own copy")

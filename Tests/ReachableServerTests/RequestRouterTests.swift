@@ -46,8 +46,8 @@ struct RequestRouterTests {
         #expect(
             first.headers == [HTTPField("Content-Type", "application/json"), HTTPField("Cache-Control", "no-cache")])
         #expect(first.bodyBytes == snapshot.status.jsonBytes())
-        guard case .prepared(let one) = first.body, case .prepared(let other) = second.body else {
-            Issue.record("/status is not a prepared response")
+        guard case .shared(let one) = first.body, case .shared(let other) = second.body else {
+            Issue.record("/status is not a shared response")
             return
         }
         #expect(one === other, "no request makes its own copy")

@@ -190,7 +190,7 @@ enum RouterFuzz {
     private static func body(of response: HTTPResponse) -> [UInt8] {
         switch response.body {
         case .bytes(let bytes): bytes
-        case .prepared(let prepared): prepared.body
+        case .shared(let shared): shared.body
         case .stream: []
         }
     }

@@ -157,7 +157,7 @@ public final class NetworkMonitor: Sendable {
     /// A stream that keeps only the newest element, registered in `subscribers` until its reader
     /// goes or the monitor closes (then it finishes at once, after `first` if there is one).
     private func stream<Element: Sendable>(
-        in subscribers: WritableKeyPath<State, [UInt64: AsyncStream<Element>.Continuation]> & Sendable,
+        in subscribers: any WritableKeyPath<State, [UInt64: AsyncStream<Element>.Continuation]> & Sendable,
         first: (State) -> Element?
     ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(1))

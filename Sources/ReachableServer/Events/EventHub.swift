@@ -1,14 +1,17 @@
-import Dispatch
+import Reachable
 import Synchronization
 
-/// Every open `/events` stream, and the frame a new one starts with. Fans each change out once.
+/// Every open `/events` stream, and the frame a new one starts with. Hands each change to the
+/// fan-out writers, once.
 ///
 /// A class with a mutex: streams are opened and removed on the engine's threads, which cannot
 /// await.
 final class EventHub: Sendable {
     private struct State {
-        var streams: [ObjectIdentifier: EventStream] = [:]
         var latestFrame: [UInt8]
+        /// Counts the frames published: a stream started with frame `n` is written from `n + 1` on.
+        var generation: UInt64 = 0
+        var count = 0
         var isClosing = false
         /// Waiters of `waitUntilEmpty`, fired when the last stream is removed.
         var emptyWaiters: [OneShotSignal] = []
@@ -16,16 +19,41 @@ final class EventHub: Sendable {
 
     private let state: Mutex<State>
     private let retryMilliseconds: Int
-    /// How many threads write one change to the streams (the HTTP engine's thread count).
-    private let writers: Int
+    /// The threads that write changes to the streams, each to its own share of them.
+    private let writers: [FanOutWriter]
 
+    /// - Parameter writers: how many threads write changes to the streams (the HTTP engine's
+    ///   thread count); they run from `startWriters()` to `stopWriters()`.
     init(initialFrame: [UInt8], retryMilliseconds: Int, writers: Int = 1) {
         state = Mutex(State(latestFrame: initialFrame))
         self.retryMilliseconds = retryMilliseconds
-        self.writers = max(1, writers)
+        self.writers = (0..<max(1, writers)).map { _ in FanOutWriter() }
     }
 
-    var count: Int { state.withLock { $0.streams.count } }
+    deinit {
+        stopWriters()
+    }
+
+    func startWriters() throws(SystemError) {
+        do {
+            for writer in writers { try writer.start() }
+        } catch {
+            stopWriters()
+            throw error
+        }
+    }
+
+    /// Writes what was handed over, then ends the writer threads. Idempotent.
+    func stopWriters() {
+        for writer in writers { writer.stop() }
+    }
+
+    /// Returns once every change and heartbeat handed over before the call is written.
+    func flush() {
+        for writer in writers { writer.flush() }
+    }
+
+    var count: Int { state.withLock { $0.count } }
 
     /// A stream for a new connection, starting with `retry:` and the latest frame. Registered
     /// under the same lock that publishes, so no change falls between its first frame and the next.
@@ -35,7 +63,8 @@ final class EventHub: Sendable {
                 connection: connection, preamble: EventFrame.retry(milliseconds: retryMilliseconds),
                 frame: state.latestFrame
             )
-            state.streams[ObjectIdentifier(stream)] = stream
+            writer(of: ObjectIdentifier(stream)).add(stream, startedAt: state.generation)
+            state.count += 1
             return (stream, state.isClosing)
         }
         if isClosing { stream.close(trailer: finalRetry()) }
@@ -43,53 +72,42 @@ final class EventHub: Sendable {
     }
 
     /// Forgets a stream whose connection has ended.
-    func remove(_ stream: EventStream) {
+    func remove(_ stream: any BodyStream) {
+        let id = ObjectIdentifier(stream)
         let waiters = state.withLock { state -> [OneShotSignal] in
-            state.streams.removeValue(forKey: ObjectIdentifier(stream))
-            guard state.streams.isEmpty else { return [] }
+            if writer(of: id).remove(id) { state.count -= 1 }
+            guard state.count == 0 else { return [] }
             defer { state.emptyWaiters = [] }
             return state.emptyWaiters
         }
         for waiter in waiters { waiter.fire() }
     }
 
-    /// Hands a change's frame, encoded once, to every stream; returns how many streams it went to.
-    ///
-    /// Most streams are parked and written right here (`EventStream.offer`): one system call
-    /// each. With many of them the work is split over `writers` threads, this one and pool
-    /// threads, so a change reaches the last client as soon as the cores allow.
+    /// Hands a change's frame, encoded once, to the writers and returns at once: how many
+    /// streams it goes to. Each writer writes it to its streams on its own thread (most are
+    /// parked and take it directly, one system call each: `EventStream.offer`).
     @discardableResult
     func publish(_ frame: [UInt8]) -> Int {
-        let streams = state.withLock { state in
+        let (generation, count) = state.withLock { state in
             state.latestFrame = frame
-            return Array(state.streams.values)
+            state.generation += 1
+            return (state.generation, state.count)
         }
-        let parts = streams.count >= Self.streamsWorthSplitting ? writers : 1
-        if parts == 1 {
-            for stream in streams { stream.offer(frame: frame) }
-        } else {
-            DispatchQueue.concurrentPerform(iterations: parts) { part in
-                for index in stride(from: part, to: streams.count, by: parts) { streams[index].offer(frame: frame) }
-            }
-        }
-        return streams.count
+        for writer in writers { writer.write(frame, generation: generation) }
+        return count
     }
 
-    /// Below this many streams one thread writes them all (a few ms at ~10 µs a write): not worth
-    /// waking a second thread for. A choice, not a measured optimum.
-    private static let streamsWorthSplitting = 256
-
+    /// A keep-alive comment on every idle stream, written by the writers.
     func heartbeat() {
-        for stream in state.withLock({ Array($0.streams.values) }) { stream.heartbeat() }
+        for writer in writers { writer.heartbeat() }
     }
 
     /// Ends every stream (and any opened from now on) after what it has pending.
     func closeAll() {
-        let streams = state.withLock { state in
-            state.isClosing = true
-            return Array(state.streams.values)
+        state.withLock { $0.isClosing = true }
+        for writer in writers {
+            for stream in writer.streams { stream.close(trailer: finalRetry()) }
         }
-        for stream in streams { stream.close(trailer: finalRetry()) }
     }
 
     /// Returns when no stream is left, or at `deadline`, whichever comes first.
@@ -99,8 +117,8 @@ final class EventHub: Sendable {
     func waitUntilEmpty(deadline: ContinuousClock.Instant) async {
         let signal = OneShotSignal()
         let isEmpty = state.withLock { state in
-            if !state.streams.isEmpty { state.emptyWaiters.append(signal) }
-            return state.streams.isEmpty
+            if state.count > 0 { state.emptyWaiters.append(signal) }
+            return state.count == 0
         }
         guard !isEmpty else { return }
         // Unstructured, so it does not inherit the caller's cancellation and really sleeps.
@@ -110,6 +128,11 @@ final class EventHub: Sendable {
         }
         await signal.wait()
         timer.cancel()
+    }
+
+    /// Each stream belongs to one writer, chosen by its identity.
+    private func writer(of id: ObjectIdentifier) -> FanOutWriter {
+        writers[Int(UInt(bitPattern: id.hashValue) % UInt(writers.count))]
     }
 
     /// The usual delay plus up to 3 s of jitter, so clients spread their reconnects.

@@ -15,19 +15,8 @@ import Synchronization
 /// cannot await. Suspending happens inside `read`, under the lock, and a resume or a direct
 /// write is taken from the same lock, so a connection is resumed only after it was suspended
 /// and only once, and written directly only while suspended.
-final class EventStream: Sendable {
-    /// What one `read` did.
-    enum Read: Equatable {
-        /// Wrote this many bytes (more than 0).
-        case wrote(Int)
-        /// Nothing to write: the connection was suspended until something is.
-        case suspended
-        /// Closing and everything written: the engine ends the response.
-        case ended
-        /// The connection cannot go on (a direct write failed, or a heartbeat found the client
-        /// gone): the engine aborts it without writing more.
-        case failed
-    }
+final class EventStream: BodyStream {
+    typealias Read = BodyStreamRead
 
     private struct State {
         /// Control lines (`retry:`, keep-alive comments): always delivered, in order.

@@ -74,7 +74,8 @@ enum DaemonCallbacks {
             return
         }
         context.pointee = nil
-        let stream = Unmanaged<EventStream>.fromOpaque(stored).takeRetainedValue()
+        let stream = MHDResponse.stream(at: stored)
+        Unmanaged<AnyObject>.fromOpaque(stored).release()
         stream.markDead()
         Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue().handler.streamEnded(stream)
     }

@@ -1,9 +1,10 @@
 import CMicroHTTPD
 import Glibc
+import Reachable
 import Synchronization
 
-/// Owns one libmicrohttpd daemon through its life: not started → running → draining → stopped.
-/// Transitions that make no sense are refused, never undefined behaviour in C.
+/// Owns one libmicrohttpd daemon through its life: not started → starting → running → draining
+/// → stopped. Transitions that make no sense are refused, never undefined behaviour in C.
 ///
 /// `poll` in an internal thread pool, with suspend/resume: an idle SSE stream is a suspended
 /// connection, left out of every poll set, costing no thread and no wake-ups. Not `select`
@@ -12,17 +13,26 @@ import Synchronization
 /// (measured here: 30–100 % of half-closed connections held open until the idle timeout);
 /// level-triggered poll sees every one.
 ///
-/// The listening socket has one owner at a time: reachd before `start`; libmicrohttpd while
-/// running (`MHD_stop_daemon` closes it); reachd again once `MHD_quiesce_daemon` hands it back.
-/// A failed quiesce hands nothing back, so libmicrohttpd still closes it.
+/// Decided under the phase lock, done after it (as grpc-swift-2's `GRPCServer` does): request
+/// threads read the phase (`isDraining`), and `MHD_start_daemon`, `MHD_quiesce_daemon` and
+/// `MHD_stop_daemon` wait for those threads, so none of them is called with the lock held.
+///
+/// The listening socket stays reachd's from start to `stop`, which closes it. libmicrohttpd
+/// gets a descriptor of its own for the same socket and closes that one itself (at once when
+/// quiescing hands it back, else when it stops): each descriptor has exactly one owner.
 final class HTTPDaemon: Sendable {
     enum Phase: Sendable {
         case notStarted
+        /// `MHD_start_daemon` is running; what was asked meanwhile is done once it returns.
+        case starting(then: Request)
         case running(Handle)
-        /// `returnedListener` is the listening socket libmicrohttpd gave back when it quiesced
-        /// (reachd closes it after the stop); `nil` when quiescing failed and it still owns it.
-        case draining(Handle, returnedListener: Int32?)
+        case draining(Handle)
         case stopped
+    }
+
+    /// A transition asked for while the daemon was starting.
+    enum Request: Sendable {
+        case run, quiesce, stop
     }
 
     /// libmicrohttpd's daemon pointer: used only through the phase lock's transitions.
@@ -37,19 +47,13 @@ final class HTTPDaemon: Sendable {
     }
 
     private let phase = Mutex(Phase.notStarted)
-    private let listening: ListeningSocket
+    /// reachd's descriptor of the listening socket, until `stop` closes it.
+    private let listening: Mutex<ListeningSocket?>
     private let configuration: ServerConfiguration
 
-    init(listening: ListeningSocket, configuration: ServerConfiguration) {
-        self.listening = listening
+    init(listening: consuming ListeningSocket, configuration: ServerConfiguration) {
+        self.listening = Mutex(Optional(listening))
         self.configuration = configuration
-    }
-
-    /// A daemon that never started still owns its listening socket: a server built but never run
-    /// (a later step of the app's assembly failed, or a test) gives its port back.
-    deinit {
-        let neverStarted = phase.withLock { if case .notStarted = $0 { true } else { false } }
-        if neverStarted { close(listening.descriptor) }
     }
 
     var isDraining: Bool {
@@ -60,82 +64,132 @@ final class HTTPDaemon: Sendable {
     func start(handler: any HTTPHandler) throws {
         try phase.withLock { phase in
             guard case .notStarted = phase else { throw StartFailure(description: "daemon already started") }
-            let box = Unmanaged.passRetained(
-                HandlerBox(
-                    handler, connectionLimit: configuration.maxConnections,
-                    connectionTimeout: UInt32(configuration.connectionTimeout)
-                )
-            ).toOpaque()
-            var options: [MHD_OptionItem] = [
-                item(MHD_OPTION.LISTEN_SOCKET, Int(listening.descriptor)),
-                // reachd enforces the limit itself when it accepts (see `acceptPolicy`); this is
-                // only a backstop a few above it.
-                item(MHD_OPTION.CONNECTION_LIMIT, configuration.maxConnections + Self.limitSlack),
-                item(MHD_OPTION.CONNECTION_TIMEOUT, configuration.connectionTimeout),
-                item(MHD_OPTION.CONNECTION_MEMORY_LIMIT, configuration.connectionMemoryLimit),
-                item(MHD_OPTION.CONNECTION_MEMORY_INCREMENT, 1024),
-                MHD_OptionItem(
-                    option: MHD_OPTION.NOTIFY_COMPLETED,
-                    value: unsafeBitCast(DaemonCallbacks.requestCompleted, to: Int.self), ptr_value: box
-                ),
-                MHD_OptionItem(
-                    option: MHD_OPTION.NOTIFY_CONNECTION,
-                    value: unsafeBitCast(DaemonCallbacks.connectionNotification, to: Int.self), ptr_value: box
-                ),
-                MHD_OptionItem(
-                    option: MHD_OPTION.UNESCAPE_CALLBACK,
-                    value: unsafeBitCast(DaemonCallbacks.keepEscaped, to: Int.self), ptr_value: nil
-                ),
-            ]
-            if configuration.maxConnectionsPerIP > 0 {
-                options.append(item(MHD_OPTION.PER_IP_CONNECTION_LIMIT, configuration.maxConnectionsPerIP))
+            phase = .starting(then: .run)
+        }
+        let started: Handle
+        do {
+            started = try makeDaemon(handler: handler)
+        } catch {
+            phase.withLock { phase in
+                if case .starting(.stop) = phase { phase = .stopped } else { phase = .notStarted }
             }
-            if configuration.threads > 1 {
-                options.append(item(MHD_OPTION.THREAD_POOL_SIZE, configuration.threads))
-            }
-            options.append(item(MHD_OPTION.END, 0))
-            let flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
-            guard
-                let daemon = reachd_mhd_start(
-                    UInt32(flags), DaemonCallbacks.acceptPolicy, DaemonCallbacks.accessHandler, box, &options
-                )
-            else {
-                Unmanaged<HandlerBox>.fromOpaque(box).release()
-                throw StartFailure(
-                    description: "libmicrohttpd refused to start (check --max-connections and the file limit)")
-            }
-            phase = .running(Handle(daemon: daemon, handler: box))
+            throw error
+        }
+        let then = phase.withLock { phase -> Request in
+            guard case .starting(let then) = phase else { return .stop }
+            phase = then == .stop ? .stopped : .running(started)
+            return then
+        }
+        switch then {
+        case .run: break
+        case .quiesce: quiesce()
+        case .stop: stopDaemon(started)
         }
     }
 
     /// Stops accepting: the listening socket is shut down so new connections are refused at once
     /// (not left in the backlog); it stays open until `stop`. Existing connections go on.
     func quiesce() {
-        phase.withLock { phase in
-            guard case .running(let handle) = phase else { return }
-            let descriptor = MHD_quiesce_daemon(handle.daemon)
-            if descriptor >= 0 { shutdown(descriptor, Int32(SHUT_RDWR)) }
-            phase = .draining(handle, returnedListener: descriptor >= 0 ? descriptor : nil)
+        let handle = phase.withLock { phase -> Handle? in
+            switch phase {
+            case .starting(.run):
+                phase = .starting(then: .quiesce)
+                return nil
+            case .running(let handle):
+                phase = .draining(handle)
+                return handle
+            default:
+                return nil
+            }
+        }
+        guard let handle else { return }
+        let returned = MHD_quiesce_daemon(handle.daemon)
+        // A failed quiesce hands nothing back: libmicrohttpd still polls its descriptor (and
+        // closes it when it stops), so the socket is left open for it.
+        guard returned >= 0 else { return }
+        _ = OwnedDescriptor(taking: returned)
+        listening.withLock { listening in
+            guard let descriptor = listening?.descriptor else { return }
+            _ = try? systemCall("shutdown listening socket") { shutdown(descriptor, Int32(SHUT_RDWR)) }
         }
     }
 
-    /// Stops the daemon and closes every connection, then the listening socket if it is reachd's.
+    /// Stops the daemon and closes every connection, then the listening socket.
     /// Every suspended connection must have been resumed first: libmicrohttpd aborts otherwise.
     func stop() {
-        let (handle, listenerToClose) = phase.withLock { phase -> (Handle?, Int32?) in
-            defer { phase = .stopped }
+        let handle = phase.withLock { phase -> Handle? in
             switch phase {
-            case .notStarted: return (nil, listening.descriptor)
-            case .running(let handle): return (handle, nil)
-            case .draining(let handle, let returnedListener): return (handle, returnedListener)
-            case .stopped: return (nil, nil)
+            case .starting:
+                phase = .starting(then: .stop)
+                return nil
+            case .running(let handle), .draining(let handle):
+                phase = .stopped
+                return handle
+            case .notStarted, .stopped:
+                phase = .stopped
+                return nil
             }
         }
-        if let handle {
-            MHD_stop_daemon(handle.daemon)
-            Unmanaged<HandlerBox>.fromOpaque(handle.handler).release()
+        if let handle { stopDaemon(handle) }
+        _ = listening.withLock { $0.take() }
+    }
+
+    private func stopDaemon(_ handle: Handle) {
+        MHD_stop_daemon(handle.daemon)
+        Unmanaged<HandlerBox>.fromOpaque(handle.handler).release()
+    }
+
+    /// `MHD_start_daemon` on a descriptor of the listening socket that libmicrohttpd owns.
+    private func makeDaemon(handler: any HTTPHandler) throws -> Handle {
+        let duplicate = try listening.withLock { listening throws(SystemError) in try listening?.duplicate() }
+        guard let forEngine = duplicate else { throw StartFailure(description: "daemon already stopped") }
+        let box = Unmanaged.passRetained(
+            HandlerBox(
+                handler, connectionLimit: configuration.maxConnections,
+                connectionTimeout: UInt32(configuration.connectionTimeout)
+            )
+        ).toOpaque()
+        var options: [MHD_OptionItem] = [
+            item(MHD_OPTION.LISTEN_SOCKET, Int(forEngine)),
+            // reachd enforces the limit itself when it accepts (see `acceptPolicy`); this is
+            // only a backstop a few above it.
+            item(MHD_OPTION.CONNECTION_LIMIT, configuration.maxConnections + Self.limitSlack),
+            item(MHD_OPTION.CONNECTION_TIMEOUT, configuration.connectionTimeout),
+            item(MHD_OPTION.CONNECTION_MEMORY_LIMIT, configuration.connectionMemoryLimit),
+            item(MHD_OPTION.CONNECTION_MEMORY_INCREMENT, 1024),
+            MHD_OptionItem(
+                option: MHD_OPTION.NOTIFY_COMPLETED,
+                value: unsafeBitCast(DaemonCallbacks.requestCompleted, to: Int.self), ptr_value: box
+            ),
+            MHD_OptionItem(
+                option: MHD_OPTION.NOTIFY_CONNECTION,
+                value: unsafeBitCast(DaemonCallbacks.connectionNotification, to: Int.self), ptr_value: box
+            ),
+            MHD_OptionItem(
+                option: MHD_OPTION.UNESCAPE_CALLBACK,
+                value: unsafeBitCast(DaemonCallbacks.keepEscaped, to: Int.self), ptr_value: nil
+            ),
+        ]
+        if configuration.maxConnectionsPerIP > 0 {
+            options.append(item(MHD_OPTION.PER_IP_CONNECTION_LIMIT, configuration.maxConnectionsPerIP))
         }
-        if let listenerToClose { close(listenerToClose) }
+        if configuration.threads > 1 {
+            options.append(item(MHD_OPTION.THREAD_POOL_SIZE, configuration.threads))
+        }
+        options.append(item(MHD_OPTION.END, 0))
+        let flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        guard
+            let daemon = reachd_mhd_start(
+                UInt32(flags), DaemonCallbacks.acceptPolicy, DaemonCallbacks.accessHandler, box, &options
+            )
+        else {
+            // Refused: the descriptor made for it is still reachd's to close.
+            _ = OwnedDescriptor(taking: forEngine)
+            Unmanaged<HandlerBox>.fromOpaque(box).release()
+            throw StartFailure(
+                description: "libmicrohttpd refused to start (check --max-connections and the file limit)")
+        }
+        return Handle(daemon: daemon, handler: box)
     }
 
     /// How far libmicrohttpd's own limit sits above reachd's: room for the few connections

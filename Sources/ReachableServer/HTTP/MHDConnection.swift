@@ -1,12 +1,14 @@
 import CMicroHTTPD
 import Glibc
+import Reachable
 
 /// A libmicrohttpd connection as an event stream sees it. Two words wide, so passing it as
 /// `any StreamConnection` allocates nothing.
 ///
 /// Unchecked `Sendable`: `EventStream` calls it only under the rules of `StreamConnection`,
 /// which are libmicrohttpd's (suspend inside the reader, resume once per suspension, never
-/// after the request completed, write directly only while suspended).
+/// after the request completed, write directly only while suspended). The client's socket is
+/// libmicrohttpd's: used here, never owned (no `OwnedDescriptor`), and closed by it.
 struct MHDConnection: StreamConnection, @unchecked Sendable {
     let connection: OpaquePointer
     /// The client's socket when the response is chunked (HTTP/1.1) and may be written directly;
@@ -42,8 +44,13 @@ struct MHDConnection: StreamConnection, @unchecked Sendable {
         var header = ChunkHeader(size: bytes.count)
         let total = header.count + bytes.count + 2
         guard directSocket >= 0, !bytes.isEmpty, total <= ListeningSocket.sendBufferBytes else { return .notNow }
-        let unsent = reachd_socket_unsent_bytes(directSocket)
-        guard unsent == 0 else { return unsent < 0 ? .failed : .notNow }
+        let unsent: Int32
+        do throws(SystemError) {
+            unsent = try systemCall("ioctl SIOCOUTQ") { reachd_socket_unsent_bytes(directSocket) }
+        } catch {
+            return .failed
+        }
+        guard unsent == 0 else { return .notNow }
         var lineEnd = (UInt8(ascii: "\r"), UInt8(ascii: "\n"))
         let sent = header.withBytes { headerBytes in
             withUnsafeBytes(of: &lineEnd) { lineEndBytes in
@@ -59,10 +66,12 @@ struct MHDConnection: StreamConnection, @unchecked Sendable {
                         var message = msghdr()
                         message.msg_iov = vectors.baseAddress
                         message.msg_iovlen = 3
-                        while true {
-                            let result = sendmsg(directSocket, &message, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-                            if result < 0 && errno == EINTR { continue }
-                            return result < 0 ? -Int(errno) : result
+                        do throws(SystemError) {
+                            return try systemCall("sendmsg") {
+                                sendmsg(directSocket, &message, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+                            }
+                        } catch {
+                            return -Int(error.code)
                         }
                     }
                 }
@@ -79,9 +88,11 @@ struct MHDConnection: StreamConnection, @unchecked Sendable {
         let socket = reachd_mhd_connection_socket(connection)
         guard socket >= 0 else { return false }
         var byte: UInt8 = 0
-        let received = recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT))
-        if received == 0 { return true }
-        return received < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR
+        do throws(SystemError) {
+            return try systemCall("recv MSG_PEEK") { recv(socket, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) } == 0
+        } catch {
+            return error.code != EAGAIN && error.code != EWOULDBLOCK
+        }
     }
 }
 

@@ -13,8 +13,9 @@ enum MHDResponse {
             let response = make(body: body, headers: answer.headers)
             defer { MHD_destroy_response(response) }
             return MHD_queue_response(connection, UInt32(answer.status), response)
-        case .prepared(let prepared):
+        case .shared(let shared):
             // Queueing takes libmicrohttpd's own reference; `prepared` keeps it alive until then.
+            let prepared = shared.prepared(by: PreparedResponse.init)
             return withExtendedLifetime(prepared) {
                 MHD_queue_response(connection, UInt32(answer.status), prepared.response)
             }
@@ -38,6 +39,17 @@ enum MHDResponse {
         return response
     }
 
+    /// A stream as C's raw context pointer: the object itself, retained (a box around the
+    /// existential would cost every open stream an allocation).
+    static func retainedPointer(to stream: any BodyStream) -> UnsafeMutableRawPointer {
+        Unmanaged.passRetained(stream as AnyObject).toOpaque()
+    }
+
+    /// The stream behind a pointer made by `retainedPointer(to:)`, which holds nothing else.
+    static func stream(at pointer: UnsafeMutableRawPointer) -> any BodyStream {
+        Unmanaged<AnyObject>.fromOpaque(pointer).takeUnretainedValue() as! any BodyStream
+    }
+
     /// A chunked response of unknown length whose reader is the stream. Each connection gets
     /// its own response object, because the reader may suspend the connection (and runs under
     /// the response's mutex).
@@ -46,19 +58,19 @@ enum MHDResponse {
     /// buffer (its "block size") serves only an unframed HTTP/1.0 body. So an HTTP/1.1 stream
     /// gets the smallest one: 1 KiB less per open stream.
     private static func queueStream(
-        _ stream: EventStream, status: Int, headers: [HTTPField], isChunked: Bool, on connection: OpaquePointer,
+        _ stream: any BodyStream, status: Int, headers: [HTTPField], isChunked: Bool, on connection: OpaquePointer,
         context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         // The request slot keeps its own reference until libmicrohttpd reports completion, which
         // it also does when this answer fails (the handler returned NO after seeing the request).
-        context.pointee = Unmanaged.passRetained(stream).toOpaque()
-        let reader = Unmanaged.passRetained(stream).toOpaque()
+        context.pointee = retainedPointer(to: stream)
+        let reader = retainedPointer(to: stream)
         guard
             let response = MHD_create_response_from_callback(
                 reachd_mhd_size_unknown, isChunked ? 16 : 1024, readStream, reader, releaseStream
             )
         else {
-            Unmanaged<EventStream>.fromOpaque(reader).release()
+            Unmanaged<AnyObject>.fromOpaque(reader).release()
             return MHD_Result.NO
         }
         defer { MHD_destroy_response(response) }
@@ -73,8 +85,7 @@ enum MHDResponse {
 /// suspended the connection: a reader that returns 0 otherwise spins a core.
 private let readStream: MHD_ContentReaderCallback = { cls, _, buffer, capacity in
     guard let cls, let buffer else { return reachd_mhd_end_with_error }
-    let stream = Unmanaged<EventStream>.fromOpaque(cls).takeUnretainedValue()
-    switch stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity)) {
+    switch MHDResponse.stream(at: cls).read(into: UnsafeMutableRawBufferPointer(start: buffer, count: capacity)) {
     case .wrote(let count): return count
     case .suspended: return 0
     case .ended: return reachd_mhd_end_of_stream
@@ -84,5 +95,5 @@ private let readStream: MHD_ContentReaderCallback = { cls, _, buffer, capacity i
 
 private let releaseStream: MHD_ContentReaderFreeCallback = { cls in
     guard let cls else { return }
-    Unmanaged<EventStream>.fromOpaque(cls).release()
+    Unmanaged<AnyObject>.fromOpaque(cls).release()
 }

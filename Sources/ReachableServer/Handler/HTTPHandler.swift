@@ -6,5 +6,5 @@ protocol HTTPHandler: Sendable {
 
     /// A stream this handler answered with has ended (finished, or the client left). The engine
     /// has already marked it dead, so it never touches the connection again.
-    func streamEnded(_ stream: EventStream)
+    func streamEnded(_ stream: any BodyStream)
 }

@@ -4,11 +4,11 @@ struct HTTPResponse: Sendable {
     enum Body: Sendable {
         /// Bytes for this one response.
         case bytes([UInt8])
-        /// A response made once and served to every request that asks for it (the `/status`
-        /// document), so a request neither encodes nor copies it. Its headers are part of it.
-        case prepared(PreparedResponse)
-        /// A Server-Sent Events stream, read by the engine for as long as the connection lives.
-        case stream(EventStream)
+        /// Bytes made once and served to every request that asks for them; the engine prepares
+        /// its response from them once. Its headers are part of it.
+        case shared(SharedResponse)
+        /// A body read by the engine for as long as the connection lives (Server-Sent Events).
+        case stream(any BodyStream)
     }
 
     let status: Int
@@ -21,16 +21,16 @@ struct HTTPResponse: Sendable {
         self.body = .bytes(body)
     }
 
-    init(status: Int, headers: [HTTPField], stream: EventStream) {
+    init(status: Int, headers: [HTTPField], stream: any BodyStream) {
         self.status = status
         self.headers = headers
         self.body = .stream(stream)
     }
 
-    /// The headers are the prepared response's own: they were attached when it was made.
-    init(status: Int, prepared: PreparedResponse) {
+    /// The headers are the shared response's own: they were attached when it was made.
+    init(status: Int, shared: SharedResponse) {
         self.status = status
-        self.headers = prepared.headers
-        self.body = .prepared(prepared)
+        self.headers = shared.headers
+        self.body = .shared(shared)
     }
 }

@@ -1,6 +1,6 @@
 /// The live page at `/`: one self-contained HTML document (its style and script inline; no
-/// external script, style, font or image), compiled into the binary and served as a response
-/// made once.
+/// external script, style, font or image), compiled into the binary and served as one shared
+/// response.
 ///
 /// The Content-Security-Policy allows exactly the page's own `<style>` and `<script>`, by their
 /// SHA-256 hashes, and lets the script talk only to this origin (`/status`, `/events`). The
@@ -72,5 +72,5 @@ enum Page {
         """
 
     /// The response to `GET /` and `HEAD /`, made on first use and shared by every request.
-    static let response = PreparedResponse(headers: headers, body: Array(html.utf8))
+    static let response = SharedResponse(headers: headers, body: Array(html.utf8))
 }

@@ -56,7 +56,7 @@ final class RequestRouter: HTTPHandler {
     private func answer(_ route: Route, _ request: HTTPRequest, on connection: any StreamConnection) -> HTTPResponse {
         switch route {
         case .page:
-            return HTTPResponse(status: 200, prepared: Page.response)
+            return HTTPResponse(status: 200, shared: Page.response)
         case .status:
             if let origin = crossOrigin.allowedListedOrigin(of: request) {
                 // A listed origin is named in the answer, so this one answer has headers of its own.
@@ -65,7 +65,7 @@ final class RequestRouter: HTTPHandler {
                     + [HTTPField("Access-Control-Allow-Origin", origin)]
                 return HTTPResponse(status: 200, headers: headers, body: snapshot.json)  // libmicrohttpd drops it for HEAD
             }
-            return HTTPResponse(status: 200, prepared: snapshot.response)
+            return HTTPResponse(status: 200, shared: snapshot.response)
         case .events where request.method == "HEAD":
             // An empty body, not a stream: libmicrohttpd 0.9.75 would still send the final chunk
             // of a chunked answer to HEAD.
@@ -95,7 +95,7 @@ final class RequestRouter: HTTPHandler {
         }
     }
 
-    func streamEnded(_ stream: EventStream) {
+    func streamEnded(_ stream: any BodyStream) {
         hub.remove(stream)
     }
 

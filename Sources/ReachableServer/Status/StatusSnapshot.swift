@@ -1,13 +1,13 @@
 import Reachable
 import Synchronization
 
-/// The current status, encoded once per change: the `/status` response (made once and queued
-/// on every request, never re-encoded or copied) and the SSE frame every stream shares.
+/// The current status, encoded once per change: the `/status` response (shared by every request,
+/// never re-encoded or copied) and the SSE frame every stream shares.
 final class StatusSnapshot: Sendable {
     private struct Current {
         var status: ReachabilityStatus
         var json: [UInt8]
-        var response: PreparedResponse
+        var response: SharedResponse
     }
 
     static let headers = [HTTPField("Content-Type", "application/json"), HTTPField("Cache-Control", "no-cache")]
@@ -30,14 +30,14 @@ final class StatusSnapshot: Sendable {
 
     /// The `/status` response for the current status. A request that holds it keeps it alive
     /// after the next change replaces it.
-    var response: PreparedResponse { current.withLock { $0.response } }
+    var response: SharedResponse { current.withLock { $0.response } }
 
     /// Installs a new status; returns its SSE frame for the streams.
     func update(_ status: ReachabilityStatus) -> [UInt8] {
         let json = status.jsonBytes()
         let response = Self.response(for: json, extraHeaders: extraHeaders)
-        // The previous response is handed out of the lock and released there (its deinit calls
-        // libmicrohttpd), or later by a request that still holds it.
+        // The previous response is handed out of the lock and released there (with the engine's
+        // prepared form of it), or later by a request that still holds it.
         _ = current.withLock { current in
             defer { current = Current(status: status, json: json, response: response) }
             return current.response
@@ -45,7 +45,7 @@ final class StatusSnapshot: Sendable {
         return EventFrame.status(status, json: json)
     }
 
-    private static func response(for json: [UInt8], extraHeaders: [HTTPField]) -> PreparedResponse {
-        PreparedResponse(headers: headers + extraHeaders, body: json)
+    private static func response(for json: [UInt8], extraHeaders: [HTTPField]) -> SharedResponse {
+        SharedResponse(headers: headers + extraHeaders, body: json)
     }
 }

@@ -79,7 +79,8 @@ enum Settings {
     )
 
     static let threads = Setting<Int>(
-        "threads", "HTTP worker threads", default: ServerConfiguration().threads, in: 1...64
+        "threads", "HTTP worker threads, and as many threads writing each change to the /events streams",
+        default: ServerConfiguration().threads, in: 1...64
     )
 
     // MARK: Observing the network

@@ -25,7 +25,7 @@ extension HTTPResponse {
     var bodyBytes: [UInt8]? {
         switch body {
         case .bytes(let bytes): bytes
-        case .prepared(let prepared): prepared.body
+        case .shared(let shared): shared.body
         case .stream: nil
         }
     }
@@ -33,7 +33,7 @@ extension HTTPResponse {
     var bodyText: String? { bodyBytes.map { String(decoding: $0, as: UTF8.self) } }
 
     var stream: EventStream? {
-        if case .stream(let stream) = body { stream } else { nil }
+        if case .stream(let stream) = body { stream as? EventStream } else { nil }
     }
 
     func header(_ name: String) -> String? { headers.value(of: name) }
