@@ -128,7 +128,7 @@ public struct NetlinkParser: Sendable {
             flags = mnl_attr_get_u32(extended)
         }
         return AddressRecord(
-            interfaceIndex: Int32(bitPattern: info.pointee.ifa_index), family: family,
+            interfaceIndex: Int32(bitPattern: info.pointee.ifa_index),
             prefixLength: info.pointee.ifa_prefixlen, flags: flags, scope: info.pointee.ifa_scope, address: address
         )
     }

@@ -3,8 +3,6 @@ import CMnl
 /// What the table keeps of an `RTM_NEWADDR`.
 public struct AddressRecord: Sendable, Equatable, Hashable {
     public var interfaceIndex: Int32
-    /// `AF_INET` or `AF_INET6`.
-    public var family: UInt8
     public var prefixLength: UInt8
     /// `IFA_F_*`, from `IFA_FLAGS` when present (it carries the bits above 8).
     public var flags: UInt32
@@ -12,11 +10,8 @@ public struct AddressRecord: Sendable, Equatable, Hashable {
     public var scope: UInt8
     public var address: IPAddress
 
-    public init(
-        interfaceIndex: Int32, family: UInt8, prefixLength: UInt8, flags: UInt32, scope: UInt8, address: IPAddress
-    ) {
+    public init(interfaceIndex: Int32, prefixLength: UInt8, flags: UInt32, scope: UInt8, address: IPAddress) {
         self.interfaceIndex = interfaceIndex
-        self.family = family
         self.prefixLength = prefixLength
         self.flags = flags
         self.scope = scope
@@ -26,12 +21,14 @@ public struct AddressRecord: Sendable, Equatable, Hashable {
     /// The identity the kernel uses: the same address with other flags replaces the old record.
     struct Key: Hashable {
         var interfaceIndex: Int32
-        var family: UInt8
         var prefixLength: UInt8
         var address: IPAddress
     }
 
-    var key: Key { Key(interfaceIndex: interfaceIndex, family: family, prefixLength: prefixLength, address: address) }
+    var key: Key { Key(interfaceIndex: interfaceIndex, prefixLength: prefixLength, address: address) }
+
+    /// `AF_INET` or `AF_INET6`: the address's own.
+    public var family: UInt8 { UInt8(address.family) }
 
     /// Usable (ARCHITECTURE.md, "How Linux state becomes a status"): global scope, not tentative (optimistic ones still are), not DAD-failed.
     public var isUsable: Bool {
