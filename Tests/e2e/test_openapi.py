@@ -157,7 +157,7 @@ SINCE = "2026-11-25T06:00:00.000Z"
 FULL_DOCUMENT = {
     "state": "reachable", "isReachable": True, "ipv4": True, "ipv6": True,
     "transport": {"wifi": False, "cellular": False, "ethernet": True, "other": False}, "isDataMetered": False,
-    "interfaces": [], "sequence": 9, "changedAt": SINCE,
+    "interfaces": [], "sequence": 9, "changedAt": SINCE, "stateSince": SINCE,
     "targets": [
         {"name": "db", "url": "tcp://db.internal:5432", "state": "reachable", "reason": None,
          "addresses": ["198.18.1.10", "2001:db8:1::10"], "interface": "eth0", "since": SINCE,

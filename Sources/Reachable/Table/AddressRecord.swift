@@ -10,14 +10,6 @@ public struct AddressRecord: Sendable, Equatable, Hashable {
     public var scope: UInt8
     public var address: IPAddress
 
-    public init(interfaceIndex: Int32, prefixLength: UInt8, flags: UInt32, scope: UInt8, address: IPAddress) {
-        self.interfaceIndex = interfaceIndex
-        self.prefixLength = prefixLength
-        self.flags = flags
-        self.scope = scope
-        self.address = address
-    }
-
     /// The identity the kernel uses: the same address with other flags replaces the old record.
     struct Key: Hashable {
         var interfaceIndex: Int32

@@ -17,20 +17,6 @@ public struct RouteRecord: Sendable, Equatable {
     /// `RTA_PREFSRC`: the source address the kernel would pick (what a lookup answer needs).
     public var preferredSource: IPAddress?
 
-    public init(
-        family: UInt8, table: UInt32, type: UInt8, destinationLength: UInt8, priority: UInt32, tos: UInt8,
-        outputInterfaces: [Int32], preferredSource: IPAddress? = nil
-    ) {
-        self.family = family
-        self.table = table
-        self.type = type
-        self.destinationLength = destinationLength
-        self.priority = priority
-        self.tos = tos
-        self.outputInterfaces = outputInterfaces
-        self.preferredSource = preferredSource
-    }
-
     /// The identity the kernel uses to replace or delete a default route.
     struct Key: Hashable {
         var family: UInt8
