@@ -210,6 +210,15 @@ def test_degraded_when_some_answer(dual_world, reachd_dual):
     w = dual_world
     w.set_nameservers(w.dns_silent_ip, w.gateway_ip)
     server = reachd_dual(*dns_args("db.test", "--dns-timeout", "1"))
+    # The gateway answers at once, the silent server only times out: no `ok` before `degraded`
+    # (`ok` means every server answers; the state stays `unknown` until each has been asked).
+    seen = []
+    with SSEClient(server.port, ns=server.netns) as client:
+        deadline = time.monotonic() + 10
+        while not seen or seen[-1] != "degraded":
+            assert time.monotonic() < deadline, seen
+            seen.append(client.next_event(timeout=5).doc["dns"]["state"])
+    assert "ok" not in seen and "failing" not in seen, seen
     dns = wait_dns(server, settled, timeout=10)
     check_dns_object(dns)
     assert (dns["state"], dns["reason"]) == ("degraded", None), dns

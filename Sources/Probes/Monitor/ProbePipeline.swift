@@ -46,11 +46,14 @@ struct ProbePipeline: Sendable {
         let deadline = started + timeout
         let submitted = engine.resolve(url.host, deadline: deadline) { resolution in
             if resolution.wasCancelled { return completion(nil) }
-            if let failure = resolution.failure {
+            if resolution.failure != nil {
+                // The name did not resolve — no such name, a server that failed, or none that
+                // answered in time: `dns` (the contract's reason), so DNS is never blamed on the
+                // target itself; `no-route` when DNS itself needed the route that went away.
                 let noRoute = noneRoutable(previousAddresses)
                 return completion(
                     Result(
-                        unresolved: noRoute ? .noRoute : failure, addresses: noRoute ? previousAddresses : [],
+                        unresolved: noRoute ? .noRoute : .dns, addresses: noRoute ? previousAddresses : [],
                         duration: .now - started))
             }
             probeEachFamily(url, resolution.addresses, deadline, expectedBody) { families in

@@ -40,27 +40,29 @@ public struct DNSStatus: Sendable, Equatable {
         DNSStatus(state: .disabled, name: nil, since: since)
     }
 
-    /// Sets `state` and `reason` from the servers that have been asked (one not asked yet counts
-    /// for nothing: a server added to resolv.conf does not blink the state to `unknown`);
-    /// `since` moves only when `state` changes.
+    /// Sets `state` and `reason` from the servers, each as the contract's table says (`ok`: every
+    /// server answering; `failing`: none, the first server's reason). While a server has not been
+    /// asked yet nothing is known of *every* server: the state stays as it was (`unknown` at
+    /// start), so neither a server added to resolv.conf nor a slow first answer makes it blink
+    /// (`ok`, then `degraded` a timeout later); `since` moves only when `state` changes.
     public mutating func deriveOverall(at now: Date) {
-        let asked = servers.filter { $0.state != .unknown }
         let next: State
         if servers.isEmpty {
             next = .failing
             reason = .noServers
-        } else if asked.isEmpty {
-            next = .unknown
-            reason = nil
-        } else if asked.allSatisfy({ $0.state == .answering }) {
+        } else if servers.contains(where: { $0.state == .unknown }) {
+            // `no-servers` no longer holds once resolv.conf lists some.
+            next = reason == .noServers ? .unknown : state
+            if next == .unknown { reason = nil }
+        } else if servers.allSatisfy({ $0.state == .answering }) {
             next = .ok
             reason = nil
-        } else if asked.contains(where: { $0.state == .answering }) {
+        } else if servers.contains(where: { $0.state == .answering }) {
             next = .degraded
             reason = nil
         } else {
             next = .failing
-            reason = asked[0].reason
+            reason = servers[0].reason
         }
         if next != state { since = now }
         state = next
