@@ -30,6 +30,18 @@ import Testing
 
     let evaluator = TargetEvaluator(failureThreshold: 3, successThreshold: 1)
 
+    @Test func anIPLiteralShowsItsAddressAndFamilyBeforeTheFirstProbe() throws {
+        let literal = try Self.book("tcp://[2001:db8:1::10]:5432").status
+        #expect(literal.state == .unknown && literal.addresses == ["2001:db8:1::10"])
+        #expect(literal.ipv6 == TargetFamilyStatus(state: .unknown) && literal.ipv4 == nil && !literal.degraded)
+        let name = try Self.book().status
+        #expect(name.state == .unknown && name.addresses.isEmpty && name.ipv4 == nil && name.ipv6 == nil)
+        var configuration = ProbeConfiguration()
+        configuration.targets = [try TargetSpec.parse("db=tcp://198.18.1.10:5432")]
+        let first = configuration.initialTargets(since: Self.start)
+        #expect(first.map(\.addresses) == [["198.18.1.10"]] && first[0].ipv4?.state == .unknown, "the first document")
+    }
+
     @Test func bothFamiliesReachableIsReachableOnIPv6sInterface() throws {
         var book = try Self.book()
         book.record(

@@ -41,9 +41,10 @@ public struct ProbeConfiguration: Sendable {
 
     public init() {}
 
-    /// The targets as the first document lists them: all `unknown`, `since` the start.
+    /// The targets as the first document lists them: all `unknown`, `since` the start (an IP
+    /// literal with its address), exactly as their books begin.
     public func initialTargets(since: Date) -> [TargetStatus] {
-        targets.map { TargetStatus(name: $0.name, url: $0.url.text, since: since) }
+        targets.map { TargetBook(spec: $0, since: since).status }
     }
 
     /// Connectivity as the first document shows it: `unknown` with its URL, or `disabled`.

@@ -26,6 +26,12 @@ struct TargetBook: Sendable {
         addresses = spec.url.literal.map { [$0] } ?? []
         unresolved = .unknown(since: since)
         status = TargetStatus(name: spec.name, url: spec.url.text, since: since)
+        // An IP literal's one family is known before any probe: its address, and that family
+        // `unknown`, from the first document on.
+        if let literal = spec.url.literal {
+            families[literal.addressFamily] = Family(evaluation: .unknown(since: since))
+        }
+        derive(at: since)
     }
 
     /// One run's result, judged by `evaluator`.
@@ -105,7 +111,9 @@ struct TargetBook: Sendable {
             }
         }
         status.deriveOverall(unresolved: families.isEmpty ? unresolved.reasonIfUnreachable : nil, at: now)
-        status.addresses = status.state == .unknown ? [] : addresses.map(\.description)
+        // A name not probed yet has resolved to nothing the document could show; a literal is its address.
+        status.addresses =
+            status.state == .unknown && spec.url.literal == nil ? [] : addresses.map(\.description)
     }
 }
 
