@@ -24,10 +24,13 @@ import Testing
     @Test func blankLinesCommentsAndSpacesAreIgnoredAndTheFlagsComeFirst() throws {
         let text = [
             "# the app beside us", "web=http://127.0.0.1:8080/healthz", "", "  \t", "dns=host://example.internal\r",
-            "  # indented comment", "  cache=tcp://[2001:db8::1]:6379  ",
+            "  # indented comment", "  cache=tcp://[2001:db8::1]:6379  ", "api=tcp://api.test:443\t# after a tab",
+            "page=https://page.test/#top   # a fragment has no space before its #",
         ].joined(separator: "\n")
         let targets = try read(text)
-        #expect(targets.map(\.name) == ["db", "web", "dns", "cache"])
+        #expect(targets.map(\.name) == ["db", "web", "dns", "cache", "api", "page"])
+        #expect(targets[4].url.text == "tcp://api.test:443", "a comment after the spec")
+        #expect(targets[5].url.text == "https://page.test/#top")
         #expect(targets[1].url.text == "http://127.0.0.1:8080/healthz")
         #expect(
             targets[2].url.text == "host://example.internal", "the carriage return of a Windows line is not part of it")

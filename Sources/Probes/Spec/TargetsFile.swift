@@ -1,8 +1,8 @@
 import Glibc
 import Reachable
 
-/// `--targets-file PATH`: one `NAME=URL` per line (blank lines and lines starting with `#`
-/// ignored), in addition to the `--target` flags, which stay first in the document. Read at start
+/// `--targets-file PATH`: one `NAME=URL` per line (blank lines and `#` comments, whole lines or
+/// after a spec, ignored), in addition to the `--target` flags, which stay first in the document. Read at start
 /// and again on SIGHUP or when the file changes; the same rules decide both times, so a file that
 /// would be refused at start is never applied later either.
 public struct TargetsFile: Sendable, Equatable {
@@ -44,8 +44,8 @@ public struct TargetsFile: Sendable, Equatable {
         let lines = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
         for (index, raw) in lines.enumerated() {
             let number = index + 1
-            let line = String(decoding: raw, as: UTF8.self).trimmingWhitespace
-            if line.isEmpty || line.hasPrefix("#") { continue }
+            let line = Self.withoutComment(String(decoding: raw, as: UTF8.self)).trimmed
+            if line.isEmpty { continue }
             let spec: TargetSpec
             do {
                 spec = try TargetSpec.parse(line)
@@ -65,6 +65,17 @@ public struct TargetsFile: Sendable, Equatable {
             throw TargetsFileError(path: path, problem: .requiredTargetMissing(name))
         }
         return targets
+    }
+
+    /// The line up to a `#` that starts it or follows a space or tab (`db=tcp://db:5432  # the
+    /// database`); a `#` inside a spec (a URL's fragment) has no space before it and stays.
+    static func withoutComment(_ line: String) -> Substring {
+        var previous: Character = " "
+        for index in line.indices {
+            if line[index] == "#", previous == " " || previous == "\t" { return line[..<index] }
+            previous = line[index]
+        }
+        return line[...]
     }
 
     /// Reads the whole file (following symlinks: a ConfigMap's file is one), at most `maximumSize`.
@@ -128,16 +139,5 @@ public struct TargetsFileError: Error, Sendable, Equatable, CustomStringConverti
         case .requiredTargetMissing(let name):
             "it has no target \"\(name)\", which --ready-when target:\(name) needs"
         }
-    }
-}
-
-extension String {
-    /// Without leading and trailing spaces, tabs and carriage returns (a file written on Windows).
-    fileprivate var trimmingWhitespace: String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
-            return ""
-        }
-        return String(self[first...last])
     }
 }
