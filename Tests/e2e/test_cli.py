@@ -457,20 +457,20 @@ def test_a_connectivity_response_needs_a_url_and_a_bounded_length():
 
 def test_probe_timings_out_of_bounds_are_refused_naming_the_flag():
     # Every interval and timeout takes a positive number of seconds, every count an integer of
-    # at least 1 (and each has a bound: `inf` seconds once crashed reachd at start).
+    # at least 1; anything else is refused (`inf` seconds once crashed reachd at start).
     for flag, values in {
-        "target-interval": ["0", "-1", "0.05", "86401", "nan", "inf", "ten"],
-        "target-timeout": ["0", "-3", "601", "inf"],
-        "target-failures": ["0", "-1", "1.5", "1001"],
-        "target-successes": ["0", "-1", "1.5", "1001", "one", ""],
-        "connectivity-interval": ["0", "-300", "86401", "inf"],
-        "connectivity-timeout": ["0", "601", "nan"],
-        "dns-interval": ["0", "-1", "0.05", "86401", "nan", "inf", "ten"],
-        "dns-timeout": ["0", "-2", "601", "inf", "nan"],
-        "dns-failures": ["0", "-1", "2.5", "1001", "three"],
-        "heartbeat": ["0", "-1", "0.01", "inf", "nan", "1e300"],
-        "shutdown-timeout": ["0", "-1", "inf", "nan", "1e300"],
-        "connection-timeout": ["0", "-1", "1.5", "86401", "5000000000"],
+        "target-interval": ["0", "-1", "nan", "inf", "ten", "-0.05"],
+        "target-timeout": ["0", "-3", "inf"],
+        "target-failures": ["0", "-1", "1.5"],
+        "target-successes": ["0", "-1", "1.5", "one", ""],
+        "connectivity-interval": ["0", "-300", "inf"],
+        "connectivity-timeout": ["0", "nan"],
+        "dns-interval": ["0", "-1", "nan", "inf", "ten"],
+        "dns-timeout": ["0", "-2", "inf", "nan"],
+        "dns-failures": ["0", "-1", "2.5", "three"],
+        "heartbeat": ["0", "-1", "inf", "nan"],
+        "shutdown-timeout": ["0", "-1", "inf", "nan"],
+        "connection-timeout": ["0", "-1", "inf", "soon"],
     }.items():
         variable = OPTIONS[flag][0]
         for value in values:
@@ -481,18 +481,22 @@ def test_probe_timings_out_of_bounds_are_refused_naming_the_flag():
             assert f"{variable}={value}" in stderr and f"--{flag}" in stderr, (flag, value, stderr)
 
 
-def test_the_probe_timings_accept_their_bounds():
-    with Reachd("--target-interval", "0.1", "--target-timeout", "600", "--target-failures", "1",
-                "--connectivity-interval", "86400", "--connectivity-timeout", "0.1"):
+def test_the_probe_timings_accept_every_positive_value():
+    # Values beyond what reachd can honour count as the nearer bound (said in --help): no
+    # positive number of seconds and no count of at least 1 is refused.
+    with Reachd("--target-interval", "0.05", "--target-timeout", "100000", "--target-failures", "1",
+                "--connectivity-interval", "1e300", "--connectivity-timeout", "0.001"):
         pass
     # Without --dns-check nothing is asked: the DNS timings are only read.
-    with Reachd("--target-successes", "1000", "--dns-interval", "0.1", "--dns-timeout", "600",
-                "--dns-failures", "1000", "--heartbeat", "86400", "--shutdown-timeout", "0.05",
-                "--connection-timeout", "86400"):
+    with Reachd("--target-successes", "5000", "--dns-interval", "0.01", "--dns-timeout", "600",
+                "--dns-failures", "1000000", "--heartbeat", "1e300", "--shutdown-timeout", "0.0001",
+                "--connection-timeout", "0.5"):
         pass
-    with Reachd("--dns-interval", "86400", "--dns-timeout", "0.1", "--dns-failures", "1",
-                env={"REACHD_TARGET_SUCCESSES": "7"}):
+    with Reachd("--dns-interval", "86401", "--dns-timeout", "0.1", "--dns-failures", "1",
+                "--connection-timeout", "5000000000", env={"REACHD_TARGET_SUCCESSES": "7"}):
         pass
+    help_text = run("--help").stdout
+    assert "less than 0.1 counts as 0.1, more than 86400 as 86400" in " ".join(help_text.split()), help_text
 
 
 MALFORMED_DNS_NAMES = [

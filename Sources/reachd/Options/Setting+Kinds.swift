@@ -35,7 +35,7 @@ extension Setting where Value: LosslessStringConvertible & Comparable {
     }
 
     /// `15`, not `15.0`: how a person writes a whole number of seconds.
-    private static func numberText(_ value: Value) -> String {
+    fileprivate static func numberText(_ value: Value) -> String {
         let text = "\(value)"
         return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
     }
@@ -56,6 +56,26 @@ extension Setting where Value: RawRepresentable & CaseIterable, Value.RawValue =
         self.init(
             flag, "\(summary): \(names.joined(separator: " | "))", default: defaultValue,
             invalid: "must be \(choices)", parse: parse, show: \.rawValue
+        )
+    }
+}
+
+extension Setting where Value == Double {
+    /// A number of seconds: any positive number is taken (the contract's rule for every interval
+    /// and timeout) and anything else refused. What reachd can honour is `usable`: a value
+    /// beyond it counts as its nearer bound (said in the help), so no positive number is refused,
+    /// none overflows a timer and none spins a loop.
+    init(_ flag: String, _ summary: String, default defaultValue: Value, seconds usable: ClosedRange<Value>) {
+        let lower = Self.numberText(usable.lowerBound)
+        let upper = Self.numberText(usable.upperBound)
+        self.init(
+            flag, "\(summary) (less than \(lower) counts as \(lower), more than \(upper) as \(upper))",
+            default: defaultValue, invalid: "must be a positive number of seconds",
+            parse: { text in
+                guard let value = Double(text), value > 0, value.isFinite else { return nil }
+                return min(max(value, usable.lowerBound), usable.upperBound)
+            },
+            show: Self.numberText
         )
     }
 }

@@ -33,7 +33,7 @@ enum Settings {
 
     static let heartbeat = Setting<Double>(
         "heartbeat", "Seconds between SSE keep-alive comments",
-        default: ServerConfiguration().heartbeat, in: 0.05...86_400, unit: " s"
+        default: ServerConfiguration().heartbeat, seconds: 0.05...86_400
     )
 
     /// Whether each `target:NAME` names a target and `online` has a URL is checked against the
@@ -61,9 +61,15 @@ enum Settings {
         default: ServerConfiguration().maxConnectionsPerIP, in: 0...
     )
 
+    /// libmicrohttpd counts this timeout in whole seconds: a fraction counts as the next one.
     static let connectionTimeout = Setting<Int>(
-        "connection-timeout", "Seconds before an idle non-streaming connection is closed",
-        default: ServerConfiguration().connectionTimeout, in: 1...86_400, unit: " s"
+        "connection-timeout",
+        "Seconds before an idle non-streaming connection is closed (whole: a fraction counts as the next whole second, more than 86400 as 86400)",
+        default: ServerConfiguration().connectionTimeout, invalid: "must be a positive number of seconds",
+        parse: { text in
+            guard let value = Double(text), value > 0, value.isFinite else { return nil }
+            return Int(min(value, 86_400).rounded(.up))
+        }
     )
 
     static let connectionMemory = Setting<Int>(
@@ -74,8 +80,7 @@ enum Settings {
 
     static let shutdownTimeout = Setting<Double>(
         "shutdown-timeout", "Seconds a graceful shutdown may take",
-        default: ServerConfiguration().shutdownTimeout, invalid: "must be > 0 and at most 86400 s",
-        where: { $0 > 0 && $0 <= 86_400 }
+        default: ServerConfiguration().shutdownTimeout, seconds: 0.001...86_400
     )
 
     static let threads = Setting<Int>(
@@ -171,23 +176,23 @@ enum Settings {
 
     static let targetInterval = Setting<Double>(
         "target-interval", "Seconds between probes of a target while nothing changes",
-        default: seconds(ProbeConfiguration().targetInterval), in: 0.1...86_400, unit: " s"
+        default: seconds(ProbeConfiguration().targetInterval), seconds: 0.1...86_400
     )
 
     static let targetTimeout = Setting<Double>(
         "target-timeout", "Seconds a probe may take, name resolution included",
-        default: seconds(ProbeConfiguration().targetTimeout), in: 0.1...600, unit: " s"
+        default: seconds(ProbeConfiguration().targetTimeout), seconds: 0.01...86_400
     )
 
     static let targetFailures = Setting<Int>(
         "target-failures", "Consecutive failed probes before a reachable target turns unreachable",
-        default: ProbeConfiguration().targetFailures, in: 1...1000
+        default: ProbeConfiguration().targetFailures, in: 1...
     )
 
     static let targetSuccesses = Setting<Int>(
         "target-successes",
         "Consecutive successful probes before an unreachable target family turns reachable again (the first result after start decides at once)",
-        default: ProbeConfiguration().targetSuccesses, in: 1...1000
+        default: ProbeConfiguration().targetSuccesses, in: 1...
     )
 
     // MARK: Connectivity: is this the internet or a captive portal? (off unless given)
@@ -218,12 +223,12 @@ enum Settings {
     static let connectivityInterval = Setting<Double>(
         "connectivity-interval",
         "Seconds between checks while connectivity is full; otherwise from 1 s, doubling up to this",
-        default: seconds(ProbeConfiguration().connectivityInterval), in: 0.1...86_400, unit: " s"
+        default: seconds(ProbeConfiguration().connectivityInterval), seconds: 0.1...86_400
     )
 
     static let connectivityTimeout = Setting<Double>(
         "connectivity-timeout", "Seconds a connectivity check may take",
-        default: seconds(ProbeConfiguration().connectivityTimeout), in: 0.1...600, unit: " s"
+        default: seconds(ProbeConfiguration().connectivityTimeout), seconds: 0.01...86_400
     )
 
     // MARK: DNS: each nameserver of resolv.conf asked on its own (off unless given)
@@ -246,17 +251,17 @@ enum Settings {
 
     static let dnsInterval = Setting<Double>(
         "dns-interval", "Seconds between queries to each nameserver while nothing changes",
-        default: seconds(ProbeConfiguration().dnsInterval), in: 0.1...86_400, unit: " s"
+        default: seconds(ProbeConfiguration().dnsInterval), seconds: 0.1...86_400
     )
 
     static let dnsTimeout = Setting<Double>(
         "dns-timeout", "Seconds a nameserver has to answer",
-        default: seconds(ProbeConfiguration().dnsTimeout), in: 0.1...600, unit: " s"
+        default: seconds(ProbeConfiguration().dnsTimeout), seconds: 0.01...86_400
     )
 
     static let dnsFailures = Setting<Int>(
         "dns-failures", "Consecutive failed queries before an answering nameserver turns failing",
-        default: ProbeConfiguration().dnsFailures, in: 1...1000
+        default: ProbeConfiguration().dnsFailures, in: 1...
     )
 
     // MARK: Logging
