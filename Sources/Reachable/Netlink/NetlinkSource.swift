@@ -53,6 +53,8 @@ final class NetlinkSource: @unchecked Sendable {
 
     private var connection: Connection
     private var table = NetworkTable()
+    /// What a link set down is about to lose (read after each batch that set one down).
+    private let removals = AddressRemovalsOnDown()
     private let wakeUp: WakeUpEvent
     private let configuration: MonitorConfiguration
     private let destinations: (ipv4: IPAddress?, ipv6: IPAddress?)
@@ -134,6 +136,9 @@ final class NetlinkSource: @unchecked Sendable {
         // Only while a route lookup failed for a passing reason (EBUSY, a timeout): ask again soon
         // rather than publish a guess. Otherwise the thread sleeps until something happens.
         var retryLookupAfter: Int32 = -1
+        // How many times in a row a derived path was set aside for notifications that came in
+        // meanwhile (bounded: a constant stream of messages still gets published).
+        var settleRounds = 0
         while true {
             let ready: Int32
             do {
@@ -143,8 +148,17 @@ final class NetlinkSource: @unchecked Sendable {
             }
             if descriptors[1].revents != 0 { return nil }
             do {
-                if ready > 0 { try drain(buffer: buffer) }
+                if ready > 0 { try awaitAddressRemovals(after: try drain(buffer: buffer), buffer: buffer) }
                 if let path = try derivePath() {
+                    // One change, one document: the kernel sends a change's notifications one
+                    // after another (a link going down: RTM_NEWLINK, then an RTM_DELADDR for each
+                    // IPv6 address it drops). What came in while the path was derived belongs to
+                    // the same change: read it and derive again before publishing. No timer.
+                    if ready > 0, settleRounds < Self.settleRoundsLimit, try eventsPending() {
+                        settleRounds += 1
+                        continue
+                    }
+                    settleRounds = 0
                     retryLookupAfter = -1
                     report(.path(path, RoutingSnapshot(table), batch: ready > 0 ? routeQuestions() : nil))
                 } else {
@@ -155,6 +169,15 @@ final class NetlinkSource: @unchecked Sendable {
                 return error
             }
         }
+    }
+
+    /// At most this many derivations in a row are set aside for notifications still arriving.
+    private static let settleRoundsLimit = 8
+
+    /// Whether notifications are waiting on the event socket (a poll that does not wait).
+    private func eventsPending() throws(SystemError) -> Bool {
+        var descriptor = pollfd(fd: connection.events.descriptor, events: Int16(POLLIN), revents: 0)
+        return try systemCall("poll") { poll(&descriptor, 1, 0) } > 0
     }
 
     /// Reopens both sockets and dumps everything again, pausing longer after each failure. Every
@@ -200,7 +223,9 @@ final class NetlinkSource: @unchecked Sendable {
     /// Reads every pending notification and applies it; then re-reads what the kernel changes
     /// without telling: all of it after lost events, else only the routes of interfaces that
     /// may have been flushed silently (`SilentFlushes`). Other changes cost no dump at all.
-    private func drain(buffer: UnsafeMutableRawBufferPointer) throws(SystemError) {
+    /// Returns the links this batch set down.
+    @discardableResult
+    private func drain(buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Set<Int32> {
         var lostEvents = false
         var flushed = SilentFlushes()
         var count = 0
@@ -241,7 +266,29 @@ final class NetlinkSource: @unchecked Sendable {
             if lostEvents { $0.resyncs += 1 }
             $0.routeRereads += reread.count
         }
+        return flushed.linksSetDown
     }
+
+    /// After a batch that set links down: drains until the kernel has announced the removal of
+    /// their IPv6 addresses (`AddressRemovalsOnDown`), at most `removalWait` — so a link going
+    /// down is one document, not a second one with its addresses gone a moment later.
+    private func awaitAddressRemovals(
+        after setDown: Set<Int32>, buffer: UnsafeMutableRawBufferPointer
+    ) throws(SystemError) {
+        let deadline = ContinuousClock.now + Self.removalWait
+        while removals.pending(setDown, in: table) {
+            let left = deadline - .now
+            guard left > .zero else { return }
+            var descriptor = pollfd(fd: connection.events.descriptor, events: Int16(POLLIN), revents: 0)
+            let milliseconds = Int32(left / .milliseconds(1)) + 1
+            guard try systemCall("poll", { poll(&descriptor, 1, milliseconds) }) > 0 else { return }
+            try drain(buffer: buffer)
+        }
+    }
+
+    /// How long a link set down may take to lose its IPv6 addresses before the document goes out
+    /// without waiting further (the kernel announces them within microseconds).
+    static let removalWait: Duration = .milliseconds(20)
 
     /// Asks the kernel where outside traffic would go, then derives the path from the table.
     /// `nil` when a lookup failed for a passing reason (asked three times): no guess is made.

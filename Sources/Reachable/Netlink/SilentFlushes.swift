@@ -8,6 +8,8 @@ import Glibc
 /// change or a secondary address removed never takes other routes with it.
 struct SilentFlushes {
     private var linksDown: Set<Int32> = []
+    /// Links set down (not removed) in this batch: the kernel drops their IPv6 addresses next.
+    private(set) var linksSetDown: Set<Int32> = []
     private var removedAddresses: [AddressRecord] = []
 
     /// Looks at one message before it is applied to `table` (whose links are still the old ones).
@@ -15,7 +17,10 @@ struct SilentFlushes {
         switch message {
         case .link(let link):
             let wasUp = table.links[link.index].map { $0.flags & reachd_iff_up != 0 } ?? false
-            if wasUp && link.flags & reachd_iff_up == 0 { linksDown.insert(link.index) }
+            if wasUp && link.flags & reachd_iff_up == 0 {
+                linksDown.insert(link.index)
+                linksSetDown.insert(link.index)
+            }
         case .linkRemoved(let index):
             linksDown.insert(index)
         case .addressRemoved(let address):
