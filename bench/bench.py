@@ -9,6 +9,8 @@ script creates and deletes. Traffic goes only to 127.0.0.1 inside those namespac
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
 import json
 import os
 import platform
@@ -38,15 +40,15 @@ FULL = dict(flaps=200, flap_blocks=4, fanout_ns=[1000, 5000, 10000], fanout_reps
             client_procs=2, wrk_seconds=10, wrk_reps=4, wrk_threads1=True, idle_clients=1000, idle_seconds=60,
             heartbeat_check_seconds=20, heartbeat_check_interval=5, startup_runs=20,
             route_counts=[1000, 10000, 100000], route_flaps=20,
-            targets=100, targets_cpu_seconds=60, target_flaps=20,
+            targets=100, targets_cpu_seconds=60, target_flaps=20, family_cpu_seconds=60, dns_seconds=60,
             memory_streams=4000, memory_pools=[4096, 6144, 8192, 16384])
 QUICK = dict(flaps=50, flap_blocks=1, fanout_ns=[1000], fanout_reps=1, changes=20, client_procs=2,
              wrk_seconds=5, wrk_reps=1, wrk_threads1=False, idle_clients=1000, idle_seconds=10, heartbeat_check_seconds=0,
              heartbeat_check_interval=5, startup_runs=5,
              route_counts=[1000, 100000], route_flaps=5,
-             targets=100, targets_cpu_seconds=15, target_flaps=5,
+             targets=100, targets_cpu_seconds=15, target_flaps=5, family_cpu_seconds=20, dns_seconds=20,
              memory_streams=2000, memory_pools=[4096, 8192])
-PHASES = ["startup", "latency", "routes", "targets", "throughput", "fanout", "memory", "idle"]
+PHASES = ["startup", "latency", "routes", "targets", "dns", "throughput", "fanout", "memory", "idle"]
 NCHAN_BASE_SEQUENCE = 1000
 
 
@@ -460,118 +462,636 @@ def phase_routes(ctx: dict, cfg: dict) -> dict:
 
 
 TARGET_SERVER = r"""
-import http.server, socketserver, sys
+import http.server, json, signal, socket, socketserver, sys, threading
+# SIGUSR1 prints the requests answered so far by the client's family (one JSON line).
+counts = {"ipv4": 0, "ipv6": 0}
+lock = threading.Lock()
+def report(*_):
+    with lock:
+        line = json.dumps(counts)
+    print(line, flush=True)
+signal.signal(signal.SIGUSR1, report)
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
+        with lock:
+            counts["ipv4" if "." in self.client_address[0] else "ipv6"] += 1
         self.send_response(204); self.end_headers()
     def log_message(self, *a): pass
+bind = sys.argv[1]
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True; allow_reuse_address = True; request_queue_size = 1024
-S((sys.argv[1], 8080), H).serve_forever()
+    address_family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+    def server_bind(self):
+        if self.address_family == socket.AF_INET6:
+            self.socket.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)  # "::" takes both families
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = "target", self.server_address[1]  # no getfqdn: no lookup
+S((bind, 8080), H).serve_forever()
 """
+
+FAMILIES = ("ipv4", "ipv6")
 
 
 def cpu_percent(pid: int, seconds: float) -> float:
-    cpu0 = nsutil.cpu_ns(pid)
-    time.sleep(seconds)
-    return (nsutil.cpu_ns(pid) - cpu0) / 1e9 / seconds * 100
+    """CPU of every thread of `pid` over `seconds`, threads that end or start within it included."""
+    t0 = time.monotonic()
+    per_thread = nsutil.sample_threads([pid], seconds)[pid]
+    return sum(t["cpu_ms"] for t in per_thread.values()) / 1e3 / (time.monotonic() - t0) * 100
 
 
-def phase_targets(ctx: dict, cfg: dict) -> dict:
+def ask_counts(proc: subprocess.Popen, timeout: float = 3) -> dict | None:
+    """A helper server's counters: SIGUSR1, then the JSON line it prints."""
+    if proc.poll() is not None:
+        return None
+    proc.send_signal(signal.SIGUSR1)
+    ready, _, _ = select.select([proc.stdout], [], [], timeout)
+    if not ready:
+        return None
+    line = proc.stdout.readline()
+    return json.loads(line) if line.strip() else None
+
+
+def wait_listening(ns: Namespace, host: str, port: int, timeout: float = 10) -> None:
+    """Until a TCP connection from `ns` to host:port succeeds (a helper server is up)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with nsutil.inside(ns):
+            sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.settimeout(1)
+        try:
+            sock.connect((host, port))
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nothing listens on {host}:{port} after {timeout}s")
+            time.sleep(0.02)
+        finally:
+            sock.close()
+
+
+class SSEDocs:
+    """The status documents of an `/events` response, fed the bytes as they come: the response head
+    is skipped and a chunked body (`Transfer-Encoding: chunked`) unwrapped, so every byte read from
+    the socket must go through `feed`."""
+
+    def __init__(self) -> None:
+        self.raw = b""
+        self.body = b""
+        self.head_done = False
+        self.chunked = False
+
+    def feed(self, data: bytes) -> list[dict]:
+        self.raw += data
+        if not self.head_done:
+            head, sep, rest = self.raw.partition(b"\r\n\r\n")
+            if not sep:
+                return []
+            self.head_done = True
+            self.chunked = b"transfer-encoding: chunked" in head.lower()
+            self.raw = rest
+        if not self.chunked:
+            self.body, self.raw = self.body + self.raw, b""
+        while self.chunked:
+            line, sep, rest = self.raw.partition(b"\r\n")
+            if not sep:
+                break
+            size = int(line.split(b";")[0], 16)
+            if len(rest) < size + 2:
+                break
+            self.body += rest[:size]
+            self.raw = rest[size + 2:]
+        frames = self.body.split(b"\n\n")
+        self.body = frames.pop()
+        docs = []
+        for frame in frames:
+            for line in frame.split(b"\n"):
+                if line.startswith(b"data:"):
+                    docs.append(json.loads(line[5:]))
+        return docs
+
+
+def target_no_route(t: dict) -> bool:
+    """The target, and each of its families with addresses, `unreachable` with reason `no-route`."""
+    if (t.get("state"), t.get("reason")) != ("unreachable", "no-route"):
+        return False
+    return all(t.get(f) is None or (t[f].get("state"), t[f].get("reason")) == ("unreachable", "no-route")
+               for f in FAMILIES)
+
+
+def targets_settled(doc: dict, count: int, families: tuple[str, ...]) -> bool:
+    """The route state `reachable`, and all `count` targets reachable on each of `families`."""
+    targets = doc.get("targets") or []
+    if doc.get("state") != "reachable" or len(targets) != count:
+        return False
+    return all(t.get("state") == "reachable" and all((t.get(f) or {}).get("state") == "reachable" for f in families)
+               for t in targets)
+
+
+def target_states(doc: dict) -> dict:
+    """How many targets are in each (state, reason, per-family reasons): what a failed wait saw."""
+    out: dict = {}
+    for t in doc.get("targets") or []:
+        key = f"{t.get('state')}/{t.get('reason')} " + " ".join(
+            f"{f}:{(t.get(f) or {}).get('state')}/{(t.get(f) or {}).get('reason')}" for f in FAMILIES if t.get(f))
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def doc_changes(prev: dict, doc: dict) -> list[str]:
+    """What changed from one status document to the next, in short: top-level fields with their
+    values, interfaces by name, targets counted with the fields that changed."""
+    out = []
+    for key in sorted(set(prev) | set(doc)):
+        a, b = prev.get(key), doc.get(key)
+        if a == b or key in ("sequence", "changedAt", "stateSince"):
+            continue
+        if key == "targets" and isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            fields: set = set()
+            changed = 0
+            for ta, tb in zip(a, b):
+                diff = {f for f in set(ta) | set(tb) if ta.get(f) != tb.get(f) and f != "since"}
+                changed += bool(diff)
+                fields |= diff
+            if changed:
+                out.append(f"targets: {changed} changed ({', '.join(sorted(fields))})")
+        elif key == "interfaces" and isinstance(a, list) and isinstance(b, list):
+            ia, ib = {i.get("name"): i for i in a}, {i.get("name"): i for i in b}
+            for dev in sorted(set(ia) | set(ib)):
+                x, y = ia.get(dev) or {}, ib.get(dev) or {}
+                for f in sorted(set(x) | set(y)):
+                    if x.get(f) != y.get(f):
+                        out.append(f"interfaces[{dev}].{f}: {json.dumps(x.get(f))} → {json.dumps(y.get(f))}")
+        else:
+            out.append(f"{key}: {json.dumps(a)[:80]} → {json.dumps(b)[:80]}")
+    return out
+
+
+def wait_settled(server: Reachd, count: int, families: tuple[str, ...], timeout: float) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        doc = json.loads(server.status_doc())
+        if targets_settled(doc, count, families):
+            return doc
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"targets not all reachable on {'+'.join(families)} after {timeout:.0f}s: "
+                               f"state {doc.get('state')}, {target_states(doc)}")
+        time.sleep(0.05)
+
+
+def link_down_flaps(net: VethNet, server: Reachd, count: int, flaps: int, families: tuple[str, ...],
+                    settle: float = 0.5) -> dict:
+    """Link down with `count` targets all reachable, `flaps` times: from the kernel's ACK of the
+    link-down to (a) the first document whose route `state` is `unreachable`, (b) the first whose
+    targets are all `no-route`, (c) the first that is both — the one event the contract promises —
+    and how many documents the link-down made (by `sequence`, so a document the stream replaced by
+    a newer one before it was read still counts), with what the first `unreachable` one held when it
+    was not already complete. `settle` s after (c) count any document that trails it."""
+    with nsutil.inside(net.ns):
+        sse = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    rt = nsutil.Rtnl(net.ns)
+    samples = []
+    try:
+        sse.settimeout(10)
+        sse.connect(("127.0.0.1", PORT))
+        sse.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n")
+        sse.setblocking(False)
+        stream = SSEDocs()
+        for k in range(flaps):
+            wait_settled(server, count, families, timeout=30)
+            time.sleep(0.2)
+            with contextlib.suppress(BlockingIOError):
+                while True:
+                    data = sse.recv(1 << 20)
+                    if not data:
+                        raise RuntimeError("reachd closed /events during the link-down flaps")
+                    stream.feed(data)  # read up to now: what came before the link-down
+            previous = json.loads(server.status_doc())
+            base = previous["sequence"]
+            docs: list[dict] = []
+            complete = None
+            wall_down = time.time()
+            t_send = time.monotonic_ns()
+            rt.link_set(net.index, False)
+            t0 = time.monotonic_ns()  # the kernel's ACK: where `ip link set` would return
+            end = t0 + 10_000_000_000
+            while True:
+                now = time.monotonic_ns()
+                if now >= end:
+                    break
+                ready, _, _ = select.select([sse], [], [], (end - now) / 1e9)
+                if not ready:
+                    continue
+                data = sse.recv(1 << 20)
+                got = time.monotonic_ns()
+                if not data:
+                    raise RuntimeError("reachd closed /events during the link-down flaps")
+                for doc in stream.feed(data):
+                    if doc["sequence"] <= base:
+                        continue
+                    no_route = sum(1 for t in doc.get("targets") or [] if target_no_route(t))
+                    entry = {"ms": (got - t0) / 1e6, "sequence": doc["sequence"], "state": doc["state"],
+                             "targets_no_route": no_route, "changed": doc_changes(previous, doc)}
+                    previous = doc
+                    if doc["state"] == "unreachable" and no_route < count:
+                        entry["targets"] = target_states(doc)
+                    docs.append(entry)
+                    if complete is None and doc["state"] == "unreachable" and no_route == count:
+                        complete = entry
+                        end = got + int(settle * 1e9)
+            first_unreachable = next((d for d in docs if d["state"] == "unreachable"), None)
+            first_all = next((d for d in docs if d["targets_no_route"] == count), None)
+            wall_up = time.time()
+            samples.append({
+                "k": k, "base_sequence": base, "wall_down": wall_down, "wall_up": wall_up,
+                "call_ms": (t0 - t_send) / 1e6,
+                "status_ms": first_unreachable["ms"] if first_unreachable else None,
+                "targets_ms": first_all["ms"] if first_all else None,
+                "one_event_ms": complete["ms"] if complete else None,
+                "one_event_sequence": complete["sequence"] if complete else None,
+                "same_document": complete is not None and complete is first_unreachable,
+                "documents": (max(d["sequence"] for d in docs) - base) if docs else 0,
+                "documents_received": len(docs),
+                "documents_before": (complete["sequence"] - base - 1) if complete else None,
+                "first_unreachable": first_unreachable if first_unreachable is not complete else None,
+                "docs": docs,
+            })
+            rt.link_set(net.index, True)
+            time.sleep(1.2)
+            net.restore()
+    finally:
+        rt.close()
+        sse.close()
+    published_by_flap(server.log_path, samples, count)
+
+    def series(key: str) -> dict:
+        return summary([s[key] for s in samples if s[key] is not None])
+
+    documents = [s["documents"] for s in samples]
+    published = [len(s["published"]) for s in samples]
+    # What the documents other than the one event changed, by how often (before it / after it).
+    before: dict = {}
+    after: dict = {}
+    for sample in samples:
+        one = sample["one_event_sequence"]
+        for d in sample["docs"]:
+            if d["sequence"] == one:
+                continue
+            side = before if one is None or d["sequence"] < one else after
+            key = "; ".join(d["changed"]) or "(nothing)"
+            side[key] = side.get(key, 0) + 1
+    return {
+        "link_down_status_ms": series("status_ms"), "link_down_targets_ms": series("targets_ms"),
+        "link_down_one_event_ms": series("one_event_ms"),
+        "link_down": {
+            "flaps": len(samples), "targets": count, "families": list(families),
+            # From the log: every document reachd published for the link-down, received or not.
+            "published_one": sum(1 for n in published if n == 1),
+            "published_max": max(published) if published else None,
+            "published_mean": statistics.fmean(published) if published else None,
+            "published_first_complete": sum(1 for s in samples if s["published_first_complete"]),
+            "published_before_max": max((s["published_before"] for s in samples if s["published_before"] is not None),
+                                        default=None),
+            "published_never_complete": sum(1 for s in samples if s["published_before"] is None),
+            # Flaps with documents after the complete one whose route state and target verdicts (what the
+            # log holds) are the same as its: what such a document changed lies elsewhere (interfaces).
+            "published_extra_same_verdicts": sum(
+                1 for s in samples if len(s["published"]) > 1 and s["published_before"] is not None and all(
+                    (p["state"], p["targets_no_route"]) == ("unreachable", count)
+                    for p in s["published"][s["published_before"]:])),
+            # From the stream: what a subscriber received.
+            "same_document": sum(1 for s in samples if s["same_document"]),
+            "one_document": sum(1 for s in samples if s["documents"] == 1 and s["same_document"]),
+            "received_max": max(s["documents_received"] for s in samples) if samples else None,
+            # By `sequence`: the monitor's count of changes, some of which the server never published.
+            "documents_max": max(documents) if documents else None,
+            "documents_mean": statistics.fmean(documents) if documents else None,
+            "documents_before_max": max((s["documents_before"] for s in samples if s["documents_before"] is not None),
+                                        default=None),
+            "missing": sum(1 for s in samples if s["one_event_ms"] is None),
+            "settle_s": settle,
+            "other_documents_before": before, "other_documents_after": after,
+        },
+        "link_down_samples": samples,
+    }
+
+
+def published_by_flap(log_path: str, samples: list[dict], count: int) -> None:
+    """Adds to each flap the documents reachd published between its link-down and its link-up, from
+    reachd's log (`--log-format json`: one "status changed" line per document published, with the
+    route state and each target's state and reason): `published` (sequence, state, targets
+    `no-route`) and `published_first_complete` (the first `unreachable` one had every target
+    `no-route`). The stream keeps at most one pending frame per subscriber and replaces it with a
+    newer one, and the monitor may hand the server only the newest of two quick changes, so
+    neither the frames received nor the gaps in `sequence` count what was published."""
+    lines = []
+    with contextlib.suppress(FileNotFoundError):
+        with open(log_path, errors="replace") as f:
+            for line in f:
+                if '"status changed"' not in line:
+                    continue
+                with contextlib.suppress(ValueError):
+                    entry = json.loads(line)
+                    changed = datetime.datetime.strptime(entry["changedAt"], "%Y-%m-%dT%H:%M:%S.%fZ")
+                    entry["_at"] = changed.replace(tzinfo=datetime.timezone.utc).timestamp()
+                    lines.append(entry)
+    for sample in samples:
+        mine = [e for e in lines if e["sequence"] > sample["base_sequence"] and e["_at"] < sample["wall_up"]]
+        sample["published"] = [
+            {"sequence": e["sequence"], "state": e["state"], "ipv4": e.get("ipv4"), "ipv6": e.get("ipv6"),
+             "targets_no_route": sum(1 for t in e.get("targets") or []
+                                     if (t.get("state"), t.get("reason")) == ("unreachable", "no-route"))}
+            for e in sorted(mine, key=lambda e: e["sequence"])]
+        first = next((p for p in sample["published"] if p["state"] == "unreachable"), None)
+        sample["published_first_complete"] = first is not None and first["targets_no_route"] == count
+        sample["published_before"] = next((i for i, p in enumerate(sample["published"])
+                                           if p["state"] == "unreachable" and p["targets_no_route"] == count), None)
+
+
+def phase_targets(ctx: dict, cfg: dict, budget: Budget) -> dict:
     """100 HTTP targets on a server behind the gateway, probed every 10 s, against the same
-    reachd without targets: CPU, RSS, /status throughput; and how fast a link down reaches the
-    targets (`no-route`) next to the status itself (`unreachable`)."""
-    results = {}
+    reachd without targets: CPU, RSS, /status throughput; how a link down reaches the status
+    (`unreachable`) and the targets (`no-route`), and whether it is one document; then 100
+    dual-stack targets next to 100 IPv4-only ones in the same window (`target_families`)."""
+    results: dict = {}
     count = cfg["targets"]
     # "quiet": the same 100 targets, probed once and then not for a day: the document is as large
     # (about 20 KB instead of 1), so /status throughput is compared at equal size, with and
     # without probing going on.
     for label in ("none", "quiet", "targets"):
         net = VethNet()
-        server = sse = rt = peer = None
+        server = peer = None
         try:
             peer = net.peer.popen("python3", "-c", TARGET_SERVER, f"{net.subnet}.1", stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+                                  stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+            wait_listening(net.ns, f"{net.subnet}.1", 8080)
             extra = []
             if label != "none":
                 for i in range(count):
                     extra += ["--target", f"t{i}=http://{net.subnet}.1:8080/t{i}"]
                 extra += ["--target-interval", "10" if label == "targets" else "86400"]
+            extra += ["--log-format", "json"]  # the link-down flaps read what was published from the log
             server = Reachd(ctx["reachd"], net.ns, ctx["workdir"], heartbeat=3600, extra=extra)
             server.wait_ready(timeout=30)
-            deadline = time.monotonic() + 20
-            while label != "none" and time.monotonic() < deadline:
-                if server.status_doc().count(b'"state":"reachable"') >= count:
-                    break
-                time.sleep(0.2)
+            if label != "none":
+                wait_settled(server, count, ("ipv4",), timeout=20)
             time.sleep(2)
             row = {"rss_kib": nsutil.status_kib(server.pid), "threads": len(os.listdir(f"/proc/{server.pid}/task"))}
             row["cpu_pct"] = cpu_percent(server.pid, cfg["targets_cpu_seconds"])
             row["status_wrk"] = run_wrk(net.ns, cfg["wrk_seconds"], False, server.pid)
             if label == "targets":
-                with nsutil.inside(net.ns):
-                    sse = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-                sse.settimeout(10)
-                sse.connect(("127.0.0.1", PORT))
-                sse.sendall(b"GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-                rt = nsutil.Rtnl(net.ns)
-                status_ms, targets_ms = [], []
-                pending = b""
-                for k in range(cfg["target_flaps"]):
-                    # Reachable first (targets reachable again), then down.
-                    deadline = time.monotonic() + 30
-                    while server.status_doc().count(b'"state":"reachable"') < count + 1 and time.monotonic() < deadline:
-                        time.sleep(0.05)
-                    time.sleep(0.2)
-                    sse.setblocking(False)
-                    try:
-                        while sse.recv(1 << 20):
-                            pass
-                    except BlockingIOError:
-                        pass
-                    sse.setblocking(True)
-                    pending = b""
-                    t0 = time.monotonic_ns()
-                    rt.link_set(net.index, False)
-                    got_status = got_targets = None
-                    deadline = time.monotonic() + 10
-                    while (got_status is None or got_targets is None) and time.monotonic() < deadline:
-                        pending += sse.recv(1 << 20)
-                        frames = pending.split(b"\n\n")
-                        pending = frames.pop()
-                        now = time.monotonic_ns()
-                        for frame in frames:
-                            if b"data:" not in frame:
-                                continue
-                            if got_status is None and b'"state":"unreachable","isReachable"' in frame:
-                                got_status = now
-                            if got_targets is None and frame.count(b'"reason":"no-route"') >= count:
-                                got_targets = now
-                    if got_status:
-                        status_ms.append((got_status - t0) / 1e6)
-                    if got_targets:
-                        targets_ms.append((got_targets - t0) / 1e6)
-                    rt.link_set(net.index, True)
-                    time.sleep(1.2)
-                    net.ns.ip("route", "replace", "default", "via", f"{net.subnet}.1", "dev", net.dev)
-                row["link_down_status_ms"] = summary(status_ms)
-                row["link_down_targets_ms"] = summary(targets_ms)
+                row.update(link_down_flaps(net, server, count, cfg["target_flaps"], ("ipv4",)))
             results[label] = row
             log(f"targets {label}: RSS {row['rss_kib']} KiB, CPU {row['cpu_pct']:.3f} %, /status "
-                f"{row['status_wrk'].get('rps')} req/s"
-                + (f", link down → status p50 {row['link_down_status_ms'].get('p50')} ms, targets no-route p50 "
-                   f"{row['link_down_targets_ms'].get('p50')} ms" if label == "targets" else ""))
+                f"{row['status_wrk'].get('rps')} req/s" + (link_down_line(row) if label == "targets" else ""))
         finally:
-            if rt:
-                rt.close()
-            if sse:
-                sse.close()
             if server:
                 server.stop()
             if peer:
                 nsutil.stop(peer)
             net.destroy()
+    need = cfg["family_cpu_seconds"] + 25 + 2.5 * cfg["target_flaps"]
+    if budget.left() < need + ctx["reserve"]:
+        log(f"targets: time budget reached, dual-stack comparison skipped ({budget.left():.0f}s left)")
+        results["families"] = {"skipped": "time budget"}
+    else:
+        results["families"] = target_families(ctx, cfg, budget)
     return results
+
+
+def link_down_line(row: dict) -> str:
+    one, ld = row["link_down_one_event_ms"], row["link_down"]
+    return (f", link down → status p50 {row['link_down_status_ms'].get('p50')} ms, targets no-route p50 "
+            f"{row['link_down_targets_ms'].get('p50')} ms, the one event p50 {one.get('p50')} p99 {one.get('p99')} ms; "
+            f"first unreachable document complete in {ld['published_first_complete']}/{ld['flaps']} flaps (log), "
+            f"{ld['same_document']}/{ld['flaps']} (received); one document published in "
+            f"{ld['published_one']}/{ld['flaps']} flaps (max {ld['published_max']})")
+
+
+def target_families(ctx: dict, cfg: dict, budget: Budget) -> dict:
+    """100 dual-stack HTTP targets (a name with an A and an AAAA record) next to 100 IPv4-only
+    ones (a name with an A record only), both every 10 s, two reachds measured over the same
+    window: CPU, RSS, the requests each family's server answered; then link-down flaps with the
+    dual-stack targets. Names come from `/etc/netns/<ns>/hosts` (c-ares reads /etc/hosts first), so
+    no DNS traffic is involved; the namespaces' UDP counters show it."""
+    count, seconds = cfg["targets"], cfg["family_cpu_seconds"]
+    setups: dict = {}
+    try:
+        for label, ipv6 in (("ipv4", False), ("dual", True)):
+            net = VethNet(ipv6=ipv6)
+            name = "dual.test" if ipv6 else "v4.test"
+            net.ns.write_etc("hosts", f"127.0.0.1 localhost\n::1 localhost\n{net.subnet}.1 {name}\n"
+                             + (f"{net.subnet6}:1 {name}\n" if ipv6 else ""))
+            net.ns.write_etc("resolv.conf", "nameserver 127.0.0.1\n")  # never asked: the hosts file answers
+            setups[label] = {"net": net, "name": name, "families": FAMILIES if ipv6 else ("ipv4",), "server": None}
+            setups[label]["peer"] = net.peer.popen("python3", "-c", TARGET_SERVER, "::", stdout=subprocess.PIPE,
+                                                   stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        for s in setups.values():
+            wait_listening(s["net"].ns, f"{s['net'].subnet}.1", 8080)
+            if s["net"].ipv6:
+                wait_listening(s["net"].ns, f"{s['net'].subnet6}:1", 8080)
+        for label, s in setups.items():
+            extra = ["--target-interval", "10", "--log-format", "json"]
+            for i in range(count):
+                extra += ["--target", f"t{i}=http://{s['name']}:8080/t{i}"]
+            s["server"] = Reachd(ctx["reachd"], s["net"].ns, ctx["workdir"], heartbeat=3600, extra=extra,
+                                 log_name=f"reachd-{label}")
+        for s in setups.values():
+            s["server"].wait_ready(timeout=30)
+        for s in setups.values():
+            doc = wait_settled(s["server"], count, s["families"], timeout=30)
+            s["addresses"] = doc["targets"][0]["addresses"]
+        time.sleep(2)
+        before = {}
+        for label, s in setups.items():
+            pid = s["server"].pid
+            before[label] = {"requests": ask_counts(s["peer"]), "udp": nsutil.udp_sent(pid),
+                             "rss_kib": nsutil.status_kib(pid)}
+        t0 = time.monotonic()
+        sampled = nsutil.sample_threads([s["server"].pid for s in setups.values()], seconds)
+        wall = time.monotonic() - t0
+        out: dict = {"window_s": wall, "interval_s": 10, "targets": count}
+        for label, s in setups.items():
+            pid, b = s["server"].pid, before[label]
+            cpu_s = sum(t["cpu_ms"] for t in sampled[pid].values()) / 1e3
+            requests = ask_counts(s["peer"]) or {}
+            udp = nsutil.udp_sent(pid)
+            served = {f: requests.get(f, 0) - (b["requests"] or {}).get(f, 0) for f in FAMILIES}
+            out[label] = {
+                "name": s["name"], "addresses": s["addresses"], "families": list(s["families"]),
+                "rss_kib": b["rss_kib"], "rss_end_kib": nsutil.status_kib(pid), "hwm_kib": nsutil.status_kib(pid, "VmHWM"),
+                "rss_anon_kib": nsutil.status_kib(pid, "RssAnon"), "rss_file_kib": nsutil.status_kib(pid, "RssFile"),
+                "threads": len(os.listdir(f"/proc/{pid}/task")), "cpu_s": cpu_s, "cpu_pct": 100 * cpu_s / wall,
+                "requests": served, "requests_per_round": sum(served.values()) / (wall / 10),
+                "cpu_us_per_request": 1e6 * cpu_s / sum(served.values()) if sum(served.values()) else None,
+                "udp_sent": sum((udp[k] or 0) - (b["udp"][k] or 0) for k in udp),
+            }
+        v4, dual = out["ipv4"], out["dual"]
+        out["cpu_ratio"] = dual["cpu_pct"] / v4["cpu_pct"] if v4["cpu_pct"] > 0 else None
+        out["rss_growth_kib"] = dual["rss_kib"] - v4["rss_kib"]
+        log(f"targets dual-stack vs IPv4-only, same {wall:.0f}s window: CPU {dual['cpu_pct']:.3f} % vs "
+            f"{v4['cpu_pct']:.3f} % ({out['cpu_ratio'] or 0:.2f}×), RSS {dual['rss_kib']} vs {v4['rss_kib']} KiB, "
+            f"requests per round {dual['requests_per_round']:.0f} vs {v4['requests_per_round']:.0f}, "
+            f"UDP sent {dual['udp_sent']} / {v4['udp_sent']}")
+        # The IPv4-only pair is done; the dual-stack one goes on to the link-down flaps alone.
+        s4 = setups["ipv4"]
+        s4["server"].stop()
+        s4["server"] = None
+        nsutil.stop(s4["peer"])
+        if budget.left() < 2.5 * cfg["target_flaps"] + ctx["reserve"]:
+            log("targets: time budget reached, dual-stack link-down flaps skipped")
+        else:
+            s = setups["dual"]
+            dual.update(link_down_flaps(s["net"], s["server"], count, cfg["target_flaps"], FAMILIES))
+            log("targets dual-stack" + link_down_line(dual))
+        return out
+    finally:
+        for s in setups.values():
+            if s.get("server"):
+                s["server"].stop()
+            if s.get("peer"):
+                nsutil.stop(s["peer"])
+            s["net"].destroy()
+
+
+# --------------------------------------------------------------------------- DNS check
+
+
+DNS_RESPONDER = r"""
+import json, select, signal, socket, struct, sys
+# A nameserver on each address given after the first: every A query gets NOERROR with the first
+# address as its answer. SIGUSR1 prints the queries received so far, per address (one JSON line).
+answer = socket.inet_aton(sys.argv[1])
+counts = {a: 0 for a in sys.argv[2:]}
+signal.signal(signal.SIGUSR1, lambda *_: print(json.dumps(counts), flush=True))
+socks = {}
+for a in counts:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind((a, 53))
+    socks[s] = a
+print("ready", flush=True)
+while True:
+    for s in select.select(list(socks), [], [])[0]:
+        data, client = s.recvfrom(4096)
+        if len(data) < 17:
+            continue
+        counts[socks[s]] += 1
+        qid, flags = struct.unpack("!HH", data[:4])
+        end = 12
+        while end < len(data) and data[end]:
+            end += data[end] + 1
+        question = data[12:end + 5]
+        qtype = struct.unpack("!H", data[end + 1:end + 3])[0] if end + 3 <= len(data) else 0
+        records = struct.pack("!HHHIH", 0xC00C, 1, 1, 60, 4) + answer if qtype == 1 else b""
+        header = struct.pack("!HHHHHH", qid, 0x8080 | (flags & 0x0100), 1, 1 if records else 0, 0, 0)
+        s.sendto(header + question + records, client)
+"""
+
+
+def thread_deltas(before: dict, after: dict) -> dict:
+    """Per thread of `after` that ran or woke between the two `nsutil.threads` readings: CPU ms and
+    wake-ups (voluntary + involuntary context switches)."""
+    per_thread = {}
+    for tid, a in after.items():
+        b = before.get(tid, {"cpu_ns": 0, "voluntary": 0, "involuntary": 0})
+        d = {"comm": a["comm"], "cpu_ms": (a["cpu_ns"] - b["cpu_ns"]) / 1e6,
+             "wakeups": (a["voluntary"] - b["voluntary"]) + (a["involuntary"] - b["involuntary"])}
+        if d["cpu_ms"] or d["wakeups"]:
+            per_thread[str(tid)] = d
+    return per_thread
+
+
+def own_wakeups(per_thread: dict) -> int:
+    """Wake-ups of reachd's own threads: all but libdispatch's manager (`…qos.overcommit`), which
+    re-arms a 1 s timer of its own (see the idle section of the report)."""
+    return sum(t["wakeups"] for t in per_thread.values() if not t["comm"].endswith("qos.overcommit"))
+
+
+def phase_dns(ctx: dict, cfg: dict, budget: Budget) -> dict:
+    """The nameserver check (`--dns-check NAME --dns-interval 10`) against three nameservers, next
+    to the same reachd without it, both over the same window: CPU, wake-ups (context switches of
+    every thread), the queries each nameserver got; and that without the check nothing is sent
+    (the namespace's UDP counters since it was made, and the nameservers' counts)."""
+    seconds = cfg["dns_seconds"]
+    if budget.left() < seconds + 12 + ctx["reserve"]:
+        log(f"dns: time budget reached, skipped ({budget.left():.0f}s left)")
+        return {"skipped": "time budget"}
+    name = "probe.test."
+    setups: dict = {}
+    try:
+        for label in ("dns", "nodns"):
+            net = VethNet()
+            addresses = [f"{net.subnet}.{host}" for host in (53, 54, 55)]
+            for address in addresses:
+                net.peer.ip("addr", "add", f"{address}/24", "dev", net.peer_dev)
+            net.ns.write_etc("resolv.conf", "".join(f"nameserver {a}\n" for a in addresses))
+            responder = net.peer.popen("python3", "-c", DNS_RESPONDER, f"{net.subnet}.1", *addresses,
+                                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+            setups[label] = {"net": net, "addresses": addresses, "responder": responder, "server": None}
+        for label, s in setups.items():
+            ready, _, _ = select.select([s["responder"].stdout], [], [], 10)
+            if not ready or s["responder"].stdout.readline().strip() != b"ready":
+                raise RuntimeError(f"the nameservers for {label} did not start")
+        for label, s in setups.items():
+            extra = ["--dns-check", name, "--dns-interval", "10"] if label == "dns" else []
+            s["server"] = Reachd(ctx["reachd"], s["net"].ns, ctx["workdir"], heartbeat=3600, extra=extra,
+                                 log_name=f"reachd-{label}")
+        for s in setups.values():
+            s["server"].wait_ready(timeout=30)
+        deadline = time.monotonic() + 15
+        while True:
+            dns = json.loads(setups["dns"]["server"].status_doc()).get("dns") or {}
+            if dns.get("state") == "ok" and len(dns.get("servers") or []) == 3:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"--dns-check did not reach ok with 3 servers: {dns}")
+            time.sleep(0.05)
+        off = (json.loads(setups["nodns"]["server"].status_doc()).get("dns") or {}).get("state")
+        time.sleep(2)
+        before = {}
+        for label, s in setups.items():
+            pid = s["server"].pid
+            before[label] = {"udp": nsutil.udp_sent(pid), "queries": ask_counts(s["responder"]) or {}}
+        t0 = time.monotonic()
+        sampled = nsutil.sample_threads([s["server"].pid for s in setups.values()], seconds)
+        wall = time.monotonic() - t0
+        out: dict = {"window_s": wall, "interval_s": 10, "name": name, "nameservers": 3, "nodns_dns_state": off}
+        for label, s in setups.items():
+            pid, b = s["server"].pid, before[label]
+            per_thread = sampled[pid]
+            udp = nsutil.udp_sent(pid)
+            queries = ask_counts(s["responder"]) or {}
+            cpu_s = sum(t["cpu_ms"] for t in per_thread.values()) / 1e3
+            wakeups = sum(t["wakeups"] for t in per_thread.values())
+            out[label] = {
+                "cpu_s": cpu_s, "cpu_pct": 100 * cpu_s / wall, "wakeups": wakeups, "wakeups_per_s": wakeups / wall,
+                "wakeups_own": own_wakeups(per_thread), "threads_active": per_thread,
+                "rss_kib": nsutil.status_kib(pid), "rss_anon_kib": nsutil.status_kib(pid, "RssAnon"),
+                "rss_file_kib": nsutil.status_kib(pid, "RssFile"),
+                "queries": {a: queries.get(a, 0) - b["queries"].get(a, 0) for a in s["addresses"]},
+                "udp_sent": sum((udp[k] or 0) - (b["udp"][k] or 0) for k in udp),
+                # Since the namespace was made, i.e. over reachd's whole life (nothing else sends UDP there).
+                "udp_sent_total": sum(v or 0 for v in udp.values()),
+                "queries_total": sum(queries.values()),
+            }
+        on, no = out["dns"], out["nodns"]
+        n = sum(on["queries"].values())
+        out["queries"] = n
+        out["cpu_ratio"] = on["cpu_pct"] / no["cpu_pct"] if no["cpu_pct"] > 0 else None
+        out["wakeups_ratio"] = on["wakeups"] / no["wakeups"] if no["wakeups"] else None
+        out["extra_cpu_us_per_query"] = 1e6 * (on["cpu_s"] - no["cpu_s"]) / n if n else None
+        out["extra_wakeups_per_query"] = (on["wakeups"] - no["wakeups"]) / n if n else None
+        log(f"dns check, same {wall:.0f}s window: CPU {on['cpu_pct']:.4f} % vs {no['cpu_pct']:.4f} % without, "
+            f"wake-ups {on['wakeups']} vs {no['wakeups']} (own threads {on['wakeups_own']} vs {no['wakeups_own']}), "
+            f"{n} queries {on['queries']}; without the check: {no['udp_sent_total']} UDP datagrams sent, "
+            f"{no['queries_total']} queries seen")
+        return out
+    finally:
+        for s in setups.values():
+            if s.get("server"):
+                s["server"].stop()
+            nsutil.stop(s["responder"])
+            s["net"].destroy()
 
 
 # --------------------------------------------------------------------------- /status throughput
@@ -981,13 +1501,7 @@ def idle_window(ctx: dict, heartbeat: float, clients_n: int, seconds: float, lab
         wall = time.monotonic() - t0
         after = nsutil.threads(server.pid)
         client_cpu = (nsutil.cpu_ns(clients[0]["proc"].pid) - client_cpu0) / 1e9
-        per_thread = {}
-        for tid, a in after.items():
-            b = before.get(tid, {"cpu_ns": 0, "voluntary": 0, "involuntary": 0})
-            d = {"comm": a["comm"], "cpu_ms": (a["cpu_ns"] - b["cpu_ns"]) / 1e6,
-                 "wakeups": (a["voluntary"] - b["voluntary"]) + (a["involuntary"] - b["involuntary"])}
-            if d["cpu_ms"] or d["wakeups"]:
-                per_thread[str(tid)] = d
+        per_thread = thread_deltas(before, after)
         cpu_s = sum(t["cpu_ms"] for t in per_thread.values()) / 1e3
         wakeups = sum(t["wakeups"] for t in per_thread.values())
         summaries = finish_clients(clients, buffers)
@@ -1119,7 +1633,11 @@ def estimate(phase: str, cfg: dict) -> float:
     if phase == "routes":
         return sum(5 + n / 10000 * 4 for n in cfg["route_counts"]) + 0.2 * cfg["route_flaps"] * len(cfg["route_counts"])
     if phase == "targets":
-        return 2 * (cfg["targets_cpu_seconds"] + cfg["wrk_seconds"] + 15) + 3 * cfg["target_flaps"]
+        # none, quiet, targets (each: set-up, CPU window, wrk), the flaps; the dual-stack window, its flaps
+        return (3 * (cfg["targets_cpu_seconds"] + cfg["wrk_seconds"] + 6) + 2.5 * cfg["target_flaps"]
+                + cfg["family_cpu_seconds"] + 15 + 2.5 * cfg["target_flaps"])
+    if phase == "dns":
+        return cfg["dns_seconds"] + 12
     if phase == "throughput":
         return 2 * (3 if cfg["wrk_threads1"] else 2) * (cfg["wrk_seconds"] + 2) + 5
     if phase == "fanout":
@@ -1208,7 +1726,9 @@ def main() -> int:
                 elif phase == "routes":
                     results["phases"]["routes"] = phase_routes(ctx, cfg)
                 elif phase == "targets":
-                    results["phases"]["targets"] = phase_targets(ctx, cfg)
+                    results["phases"]["targets"] = phase_targets(ctx, cfg, budget)
+                elif phase == "dns":
+                    results["phases"]["dns"] = phase_dns(ctx, cfg, budget)
                 elif phase == "throughput":
                     results["phases"]["throughput"] = phase_throughput(ctx, cfg, budget, perf)
                 elif phase == "fanout":
@@ -1237,6 +1757,7 @@ def main() -> int:
     results["prebuilt"] = args.prebuilt
     results["verdicts"] = report.verdicts(results)
     name = "quick" if args.quick else "partial" if (args.only or args.fanout_ns or args.reps) else "latest"
+    results["results_name"] = name
     json_path = os.path.join(args.results, f"{name}.json")
     with open(json_path, "w") as f:
         json.dump(results, f, indent=1)

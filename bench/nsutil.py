@@ -3,7 +3,9 @@
 Everything the bench creates is registered here and torn down by `cleanup()` in every outcome:
 namespaces are named `<tag>-<n>` (tag from $REACHD_BENCH_TAG, so bench/run.sh can sweep what a
 killed run left behind), every process started goes into `PROCESSES`, and namespaces are only
-deleted after every process still inside them is killed. Addresses come from 198.18.0.0/15.
+deleted after every process still inside them is killed. A namespace's files under
+`/etc/netns/<name>/` (what `ip netns exec` bind-mounts over `/etc`: `hosts`, `resolv.conf`) go
+with it. Addresses come from 198.18.0.0/15 and, for IPv6, 2001:db8::/32.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -18,6 +21,7 @@ import subprocess
 import time
 
 CLONE_NEWNET = 0x40000000
+ETC_NETNS = "/etc/netns"
 _libc = ctypes.CDLL(None, use_errno=True)
 TAG = os.environ.get("REACHD_BENCH_TAG") or f"rb{os.getpid()}"
 _counter = 0
@@ -73,6 +77,17 @@ class Namespace:
     def ip(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         return run("ip", "-n", self.name, *args, check=check)
 
+    @property
+    def etc(self) -> str:
+        return os.path.join(ETC_NETNS, self.name)
+
+    def write_etc(self, name: str, text: str) -> None:
+        """`/etc/netns/<ns>/<name>`: what processes started later with `ip netns exec` see as
+        `/etc/<name>` (removed with the namespace)."""
+        os.makedirs(self.etc, exist_ok=True)
+        with open(os.path.join(self.etc, name), "w") as f:
+            f.write(text)
+
     def exec_check(self, *cmd: str) -> subprocess.CompletedProcess:
         return run("ip", "netns", "exec", self.name, *cmd)
 
@@ -97,6 +112,7 @@ class Namespace:
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.1)
         run("ip", "netns", "del", self.name, check=False)
+        shutil.rmtree(self.etc, ignore_errors=True)
         if self in NAMESPACES:
             NAMESPACES.remove(self)
 
@@ -111,29 +127,46 @@ class VethNet:
     peer end 198.18.<o>.1 in its own namespace, so the carrier is real. No IPv6 link-local
     addresses (addrgenmode none): a link flap then changes the status exactly once.
 
+    With `ipv6`, the pair is dual-stack: 2001:db8:<o>::2/64 and ::1/64 (`nodad`: usable at once,
+    no DAD notification later) and an IPv6 default route via ::1. `ip link set down` flushes the
+    IPv6 addresses of the downed end (keep_addr_on_down is 0, the default) and every route through
+    it; `restore()` puts back what a link-up does not.
+
     The two ends get different interface indexes (11 and 21), as veth pairs have in real life.
     In two fresh namespaces both would be index 2, and the kernel's linkwatch would then take
     the veth for a device without a lower link (`ifindex == iflink`): its carrier events become
     non-urgent and are batched to one run per second, so about 1 in 70 link-up transitions
     would reach every listener (`ip monitor` too) up to a second late."""
 
-    def __init__(self) -> None:
+    def __init__(self, ipv6: bool = False) -> None:
         self.ns = Namespace()
         self.peer = Namespace()
         octet = self.ns.number % 250 + 1
         self.dev = f"rbv{self.ns.number}a"
         self.peer_dev = f"rbv{self.ns.number}b"
         self.subnet = f"198.18.{octet}"
+        self.ipv6 = ipv6
+        self.subnet6 = f"2001:db8:{octet}:"
         self.ns.ip("link", "add", self.dev, "index", "11", "type", "veth", "peer", "name", self.peer_dev,
                    "index", "21", "netns", self.peer.name)
         self.ns.ip("link", "set", self.dev, "addrgenmode", "none")
         self.peer.ip("link", "set", self.peer_dev, "addrgenmode", "none")
         self.ns.ip("addr", "add", f"{self.subnet}.2/24", "dev", self.dev)
         self.peer.ip("addr", "add", f"{self.subnet}.1/24", "dev", self.peer_dev)
+        if ipv6:
+            self.peer.ip("addr", "add", f"{self.subnet6}:1/64", "dev", self.peer_dev, "nodad")
         self.peer.ip("link", "set", self.peer_dev, "up")
         self.ns.ip("link", "set", self.dev, "up")
-        self.ns.ip("route", "replace", "default", "via", f"{self.subnet}.1", "dev", self.dev)
+        self.restore()
         self.index = ifindex(self.ns, self.dev)
+
+    def restore(self) -> None:
+        """The default routes (and with `ipv6` the address) that a link down flushed and a link up
+        does not bring back."""
+        self.ns.ip("route", "replace", "default", "via", f"{self.subnet}.1", "dev", self.dev)
+        if self.ipv6:
+            self.ns.ip("addr", "replace", f"{self.subnet6}:2/64", "dev", self.dev, "nodad")
+            self.ns.ip("-6", "route", "replace", "default", "via", f"{self.subnet6}:1", "dev", self.dev)
 
     def destroy(self) -> None:
         self.ns.destroy()
@@ -170,6 +203,11 @@ def cleanup() -> None:
                 with contextlib.suppress(ProcessLookupError, ValueError):
                     os.kill(int(pid), signal.SIGKILL)
             run("ip", "netns", "del", name, check=False)
+    # /etc/netns/<tag>-* of namespaces that are gone (or never got made).
+    with contextlib.suppress(FileNotFoundError):
+        for name in os.listdir(ETC_NETNS):
+            if name.startswith(f"{TAG}-"):
+                shutil.rmtree(os.path.join(ETC_NETNS, name), ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- rtnetlink
@@ -268,12 +306,58 @@ def threads(pid: int) -> dict[int, dict]:
     return out
 
 
+def sample_threads(pids: list[int], seconds: float, period: float = 0.2) -> dict[int, dict]:
+    """Per process of `pids`, per thread: CPU ms and wake-ups (voluntary + involuntary context
+    switches) over the next `seconds`, read every `period` s so that a thread that ends within the
+    window still counts up to its last reading, and one that starts counts from zero. Summing only
+    the threads alive at both ends drops the threads libdispatch retires mid-window (its workers
+    leave after a few idle seconds), and can come out negative."""
+    first = {pid: threads(pid) for pid in pids}
+    last = {pid: dict(first[pid]) for pid in pids}
+    deadline = time.monotonic() + seconds
+    while True:
+        for pid in pids:
+            last[pid].update(threads(pid))
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        time.sleep(min(period, left))
+    out = {}
+    for pid in pids:
+        per_thread = {}
+        for tid, a in last[pid].items():
+            b = first[pid].get(tid, {"cpu_ns": 0, "voluntary": 0, "involuntary": 0})
+            d = {"comm": a["comm"], "cpu_ms": (a["cpu_ns"] - b["cpu_ns"]) / 1e6,
+                 "wakeups": (a["voluntary"] - b["voluntary"]) + (a["involuntary"] - b["involuntary"])}
+            if d["cpu_ms"] or d["wakeups"]:
+                per_thread[str(tid)] = d
+        out[pid] = per_thread
+    return out
+
+
 def status_kib(pid: int, field: str = "VmRSS") -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
             if line.startswith(field + ":"):
                 return int(line.split()[1])
     return 0
+
+
+def udp_sent(pid: int) -> dict:
+    """UDP datagrams sent in the network namespace of `pid` since it was made (the kernel's
+    counters: `Udp: OutDatagrams` of /proc/PID/net/snmp, `Udp6OutDatagrams` of .../snmp6)."""
+    out = {"udp4": None, "udp6": None}
+    with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+        with open(f"/proc/{pid}/net/snmp") as f:
+            rows = [line.split() for line in f if line.startswith("Udp:")]
+        if len(rows) >= 2:
+            out["udp4"] = int(rows[1][rows[0].index("OutDatagrams")])
+        with open(f"/proc/{pid}/net/snmp6") as f:
+            for line in f:
+                name, _, value = line.partition(" ")
+                if name == "Udp6OutDatagrams":
+                    out["udp6"] = int(value)
+    return out
 
 
 def children(pid: int) -> list[int]:

@@ -125,6 +125,9 @@ def verdicts(r: dict) -> list[dict]:
                 f"{ms(t1['reachd_p99_ms'])}", "", "", f"{t1['rps_ratio']:.2f} req/s, {t1['p99_ratio']:.2f} p99",
                 "—", "info")
 
+    _target_rows(ph, add)
+    _dns_rows(ph, add)
+
     idle = _get(ph, "idle", "quiet")
     if idle and "cpu_pct_of_core" in idle:
         c = idle["cpu_pct_of_core"]
@@ -168,6 +171,109 @@ def verdicts(r: dict) -> list[dict]:
                if (libs := _get(st, "footprint", "swift_runtime_libraries") or {}).get("count") else
                "; Swift runtime linked statically"), "", "", "", "—", "info")
     return rows
+
+
+def mib(kib) -> str:
+    return "—" if kib is None else f"{kib / 1024:.1f} MiB"
+
+
+def _link_down_rows(row: dict, label: str, add) -> None:
+    """The link-down figures of one targets run: the one event's latency next to the first
+    `unreachable` event's, documents before it, documents per link-down."""
+    ld = row.get("link_down")
+    if not ld:
+        return
+    one, st = row.get("link_down_one_event_ms", {}), row.get("link_down_status_ms", {})
+    n, flaps = ld["targets"], ld["flaps"]
+    for stat in ("p50", "p99"):
+        add(f"link down → the one event (`unreachable` and all {n} targets `no-route`), {stat}, {label} "
+            f"({flaps} flaps)", ms(one.get(stat)), ms(st.get(stat)), "first `unreachable` event",
+            ratio(one.get(stat), st.get(stat)), "—", "info")
+    before = ld.get("published_before_max")
+    whole = (ld["published_first_complete"] == flaps and ld["same_document"] == flaps and before == 0
+             and ld["missing"] == 0 and ld.get("published_never_complete") == 0)
+    add(f"link down, {label}: the first `unreachable` document already has every target `no-route` "
+        f"(published, from reachd's log / received on `/events`); documents published before it",
+        f"{ld['published_first_complete']} / {ld['same_document']} of {flaps} flaps; "
+        f"{before if before is not None else '—'} before it (max)", "", "", "", "every flap; 0", whole,
+        "" if whole else f"{flaps - ld['published_first_complete']} flaps half-updated in the log, "
+        f"{flaps - ld['same_document']} as received, {ld['missing']} never complete")
+    extra = ld.get("other_documents_after") or {}
+    common = max(extra.items(), key=lambda kv: kv[1])[0] if extra else ""
+    one = ld["published_one"] == flaps
+    detail = ""
+    if not one:
+        several = flaps - ld["published_one"]
+        same = ld.get("published_extra_same_verdicts")
+        detail = f"{several} flaps published more than one; " + (
+            f"in {same} of them the later ones kept the route state and every target verdict of the first (log); "
+            if same is not None else "")
+        detail += (f"as received, the later one changed only: {common}"[:300] if common else
+                   "on `/events` only the newest arrived (a stream keeps one pending frame, replaced by a newer one)")
+    add(f"link down, {label}: documents published per link-down (reachd's log; received on `/events` up to "
+        f"{ld['settle_s']:g} s after the one event: max {ld['received_max']})",
+        f"1 in {ld['published_one']} of {flaps} flaps; max {ld['published_max']}, mean {ld['published_mean']:.2f}",
+        "", "", "", "1", one, detail)
+
+
+def _target_rows(ph: dict, add) -> None:
+    tg = ph.get("targets") or {}
+    fam = tg.get("families") or {}
+    if "dual" in fam:
+        d, v = fam["dual"], fam["ipv4"]
+        rat = fam.get("cpu_ratio")
+        add(f"**100 dual-stack HTTP targets every 10 s: CPU** (same {fam['window_s']:.0f} s window as the IPv4-only "
+            f"run; {d['requests_per_round']:.0f} vs {v['requests_per_round']:.0f} probes a round)",
+            f"{d['cpu_pct']:.3f} % of a core", f"{v['cpu_pct']:.3f} %", "100 IPv4-only targets",
+            num(rat, "{:.2f}"), "≤ 2× single-family", rat is not None and rat <= 2,
+            f"{rat:.2f}× IPv4-only" if rat is not None else "")
+        none = _get(tg, "none", "rss_kib")
+        add("RSS with 100 dual-stack targets", f"{mib(d['rss_kib'])} (+{fam['rss_growth_kib'] / 1024:.1f} MiB over "
+            f"IPv4-only" + (f", +{(d['rss_kib'] - none) / 1024:.1f} MiB over no targets" if none else "")
+            + f"; {mib(d['rss_end_kib'])} at the window's end"
+            + (f"; then {mib(d['rss_anon_kib'])} anonymous vs {mib(v['rss_anon_kib'])}" if d.get("rss_anon_kib") else "")
+            + ")", mib(v["rss_kib"]), "100 IPv4-only targets",
+            ratio(d["rss_kib"], v["rss_kib"]), "—", "info")
+    elif fam.get("skipped"):
+        add("100 dual-stack HTTP targets", f"skipped: {fam['skipped']}", "", "", "", "≤ 2× single-family", None)
+    if tg.get("targets"):
+        _link_down_rows(tg["targets"], "100 IPv4 targets", add)
+    if fam.get("dual"):
+        _link_down_rows(fam["dual"], "100 dual-stack targets", add)
+
+
+def _dns_rows(ph: dict, add) -> None:
+    dns = ph.get("dns") or {}
+    if dns.get("skipped"):
+        add("DNS check every 10 s, 3 nameservers", f"skipped: {dns['skipped']}", "", "", "", "—", None)
+    if "dns" not in dns:
+        return
+    on, no = dns["dns"], dns["nodns"]
+    cpu_extra, wake_extra = dns.get("extra_cpu_us_per_query"), dns.get("extra_wakeups_per_query")
+    add(f"DNS check every 10 s, 3 nameservers: CPU (same {dns['window_s']:.0f} s window, {dns['queries']} queries)",
+        f"{on['cpu_pct']:.4f} % of a core" + (f" (+{cpu_extra:.0f} µs per query)" if cpu_extra is not None else ""),
+        f"{no['cpu_pct']:.4f} %", "same reachd without `--dns-check`", num(dns.get("cpu_ratio"), "{:.2f}"), "—",
+        "info")
+    add("DNS check: wake-ups (context switches of every thread; own = all but libdispatch's manager)",
+        f"{on['wakeups']} ({on['wakeups_per_s']:.2f}/s; own {on['wakeups_own']})"
+        + (f", +{wake_extra:.1f} per query" if wake_extra is not None else ""),
+        f"{no['wakeups']} ({no['wakeups_per_s']:.2f}/s; own {no['wakeups_own']})", "without `--dns-check`",
+        num(dns.get("wakeups_ratio"), "{:.2f}"), "—", "info")
+    def split(w: dict) -> str:
+        return (f" ({mib(w['rss_anon_kib'])} anonymous + {mib(w['rss_file_kib'])} file-backed)"
+                if w.get("rss_anon_kib") is not None else "")
+
+    add("DNS check: RSS", mib(on["rss_kib"]) + split(on), mib(no["rss_kib"]) + split(no), "without `--dns-check`",
+        ratio(on["rss_kib"], no["rss_kib"]), "—", "info")
+    rounds = dns["window_s"] / dns["interval_s"]
+    counts = list(on["queries"].values())
+    ok = bool(counts) and all(abs(c - rounds) <= 1 for c in counts)
+    add(f"DNS check: queries each nameserver got in {dns['window_s']:.0f} s", ", ".join(str(c) for c in counts),
+        "", "", "", f"1 per 10 s ({rounds:.0f} ± 1)", ok, "")
+    quiet = no["udp_sent_total"] == 0 and no["queries_total"] == 0
+    add("without `--dns-check`: UDP datagrams sent from reachd's namespace in its whole life (kernel counter); "
+        "queries the 3 nameservers saw", f"{no['udp_sent_total']}; {no['queries_total']}", "", "", "", "0; 0", quiet,
+        "" if quiet else "something was sent")
 
 
 def table(r: dict) -> str:
@@ -273,9 +379,47 @@ def _targets_detail(r: dict) -> str:
         w = row["status_wrk"]
         out.append(f"| {names[key]} | {row['rss_kib'] / 1024:.1f} MiB | {row['threads']} | {row['cpu_pct']:.3f} | "
                    f"{num(w.get('rps'))} | {ms(w.get('p99_ms'))} |")
-    s, g = t["targets"].get("link_down_status_ms", {}), t["targets"].get("link_down_targets_ms", {})
-    out += ["", f"Link down → the status event (`unreachable`): p50 {ms(s.get('p50'))}, p99 {ms(s.get('p99'))}; → every "
-            f"target `no-route`: p50 {ms(g.get('p50'))}, p99 {ms(g.get('p99'))} ({g.get('n', 0)} flaps)."]
+    fam = t.get("families") or {}
+    for key, name in (("ipv4", "100 IPv4-only targets every 10 s (`v4.test`: A)"),
+                      ("dual", "100 dual-stack targets every 10 s (`dual.test`: A + AAAA)")):
+        row = fam.get(key)
+        if row:
+            out.append(f"| {name}; same {fam['window_s']:.0f} s window, {row['requests_per_round']:.0f} requests a "
+                       f"round, {row['cpu_us_per_request']:.0f} µs CPU each | {row['rss_kib'] / 1024:.1f} MiB | "
+                       f"{row['threads']} | {row['cpu_pct']:.3f} | — | — |")
+    for label, row in (("100 IPv4 targets (`http://198.18.x.1`)", t["targets"]), ("100 dual-stack targets", fam.get("dual"))):
+        if not row or "link_down" not in row:
+            continue
+        s, g, o = row["link_down_status_ms"], row["link_down_targets_ms"], row["link_down_one_event_ms"]
+        ld = row["link_down"]
+        out += ["", f"Link down, {label}, {ld['flaps']} flaps: → the first event with `unreachable`: p50 {ms(s.get('p50'))}, "
+                f"p99 {ms(s.get('p99'))}; → every target `no-route`: p50 {ms(g.get('p50'))}, p99 {ms(g.get('p99'))}; → "
+                f"the event with both: p50 {ms(o.get('p50'))}, p99 {ms(o.get('p99'))}. The first `unreachable` "
+                f"document already had every target `no-route` in {ld['published_first_complete']} of {ld['flaps']} "
+                f"flaps by reachd's log (every document published) and in {ld['same_document']} as received; "
+                f"documents published per link-down: exactly one in {ld['published_one']} of {ld['flaps']} flaps, at "
+                f"most {ld['published_max']}; received: at most {ld['received_max']}; `sequence` advanced by at most "
+                f"{ld['documents_max']} (the monitor numbers changes the server may never publish)."]
+        for side, what in (("other_documents_before", "before the one event"), ("other_documents_after", "after it")):
+            for change, n in sorted((ld.get(side) or {}).items(), key=lambda kv: -kv[1]):
+                out.append(f"- {n} document(s) {what} changed: {change}")
+    return "\n".join(out)
+
+
+def _dns_detail(r: dict) -> str:
+    dns = _get(r, "phases", "dns", default={})
+    if "dns" not in dns:
+        return ""
+    out = []
+    for key, what in (("dns", f"`--dns-check {dns['name']} --dns-interval {dns['interval_s']:g}`"),
+                      ("nodns", "without `--dns-check`")):
+        w = dns[key]
+        out.append(f"- **{what}**, {dns['window_s']:.0f} s: CPU {w['cpu_s'] * 1e3:.1f} ms, {w['wakeups']} wake-ups "
+                   f"({w['wakeups_own']} of reachd's own threads), queries per nameserver {w['queries']}, UDP datagrams "
+                   f"sent from its namespace {w['udp_sent']} in the window, {w['udp_sent_total']} in its whole life; "
+                   f"RSS {w['rss_kib'] / 1024:.1f} MiB.")
+        for tid, t in sorted(w["threads_active"].items(), key=lambda kv: -kv[1]["wakeups"]):
+            out.append(f"  - thread {tid} `{t['comm']}`: {t['wakeups']} wake-ups, {t['cpu_ms']:.2f} ms CPU")
     return "\n".join(out)
 
 
@@ -359,6 +503,39 @@ never as the system service.
   diagnostic third server, reachd `--threads 1`, runs in the same repetitions to show how much
   of reachd's tail latency comes from four busy threads (2 wrk + 2 reachd) sharing two cores.
   Ratios are the median of the per-repetition ratios.
+- **Targets.** 100 `http://` targets on a Python HTTP server (204) in the gateway namespace, every
+  10 s, against the same reachd with none and with the same targets probed once a day (a document
+  as large, no probing), one after the other; CPU over each window is every reachd thread's
+  `schedstat`, read every 0.2 s so that a worker thread that ends within the window keeps what it
+  used and one that starts counts from zero (summing only the threads alive at both ends, as an
+  earlier version did, drops libdispatch's retired workers and came out negative).
+  **Dual-stack:** a second pair of namespaces whose veth also has 2001:db8:x::2/64 and ::1/64
+  (`nodad`, usable at once) and an IPv6 default route; the server listens on `::` with
+  `IPV6_V6ONLY` 0 (both families, each request counted by family); the targets are
+  `http://dual.test:8080/tN`, and `dual.test` has an IPv4 and an IPv6 address in
+  `/etc/netns/<ns>/hosts`, which `ip netns exec` mounts over `/etc/hosts` (c-ares'
+  `ares_getaddrinfo` reads it before DNS; the namespace's UDP counters show no query was sent). Its
+  comparison is 100 IPv4-only targets, `http://v4.test:8080/tN` with an IPv4 address only, run at
+  the same time as the dual-stack reachd and measured over the same window; the ratio is
+  dual-stack ÷ IPv4-only.
+  **Link down**, with every target reachable: the `RTM_NEWLINK` request as above, timed from its
+  ACK to the first `/events` document whose `state` is `unreachable`, to the first whose targets
+  are all `unreachable`/`no-route` (each family with addresses too), and to the first that is
+  both — the one event the contract promises. Which documents reachd *published* between the
+  link-down and the link-up comes from its log (`--log-format json` writes one `status changed`
+  line per published document, with the route state and every target's state and reason): a
+  subscriber can miss one, since a stream holds one pending frame and replaces it with a newer
+  one, and gaps in `sequence` count changes the server never published. What each document
+  received changed (from the one before) is kept in the JSON. Then link up, 1.2 s, and the
+  default routes back (and the IPv6 address, which the kernel flushes from a downed interface).
+- **DNS check.** Two reachds at once, each in its namespace whose `/etc/netns/<ns>/resolv.conf`
+  lists three nameservers: a Python UDP responder on three addresses of the gateway, answering
+  every A query NOERROR and counting queries per address. One runs `--dns-check probe.test.
+  --dns-interval 10`, the other nothing of the kind; over the same window, CPU and wake-ups
+  (voluntary + involuntary context switches) of every thread, read as for targets. "Nothing
+  sent without the check" is the UDP datagrams sent from that reachd's namespace since it was
+  made (`Udp OutDatagrams` + `Udp6OutDatagrams`; nothing else runs there) and the queries its
+  nameservers saw.
 - **Idle cost.** 1,000 streams open, heartbeat 3600 s, no changes; CPU time (`schedstat`, ns
   resolution) and voluntary + involuntary context switches of every reachd thread over the window.
   A second window with a 5 s heartbeat shows what heartbeats cost.
@@ -380,13 +557,15 @@ def markdown(r: dict) -> str:
     parts = [
         "# reachd benchmarks",
         "",
-        f"Generated by `make bench` (`bash bench/run.sh{' --quick' if r['mode'] == 'quick' else ''}`) on "
+        f"Generated by `make bench` (`bash bench/run.sh{' --quick' if r['mode'] == 'quick' else ''}"
+        f"{' --only ' + ','.join(r.get('phases', {})) if r.get('results_name') == 'partial' else ''}`) on "
         f"{r['started']} at commit {r.get('commit', 'unknown')} — {r['mode']} run, {r['bench_seconds']:.0f} s of measuring"
         + (f"; the reachd binary came from `$REACHD_BIN` (not built in this run; {r['build_seconds']:.0f} s of "
            f"setup before measuring)" if r.get("prebuilt") else
            f" plus {r['build_seconds']:.0f} s of installing and building ({total / 60:.1f} min in all)"
            if r.get("build_seconds") is not None else "")
-        + ". Raw figures: `bench/results/" + ("quick" if r["mode"] == "quick" else "latest") + ".json` (git-ignored)."
+        + ". Raw figures: `bench/results/" + r.get("results_name", "quick" if r["mode"] == "quick" else "latest")
+        + ".json` (git-ignored)."
         + (" reachd was perf-profiled during one fan-out and one wrk run, which slows those runs a little."
            if r.get("profiled") else ""),
         "",
@@ -422,8 +601,14 @@ def markdown(r: dict) -> str:
                   "flushed some silently, filtered to that interface.", "", detail, ""]
     detail = _targets_detail(r)
     if detail:
-        parts += ["### Targets", "", "100 HTTP targets on a server behind the gateway namespace; CPU over 60 s of "
-                  "steady probing.", "", detail, ""]
+        parts += ["### Targets", "", "100 HTTP targets on a server behind the gateway namespace; CPU over "
+                  f"{_get(r, 'config', 'targets_cpu_seconds')} s of steady probing (the dual-stack pair: "
+                  f"{_get(r, 'config', 'family_cpu_seconds')} s, both at once).", "", detail, ""]
+    detail = _dns_detail(r)
+    if detail:
+        parts += ["### DNS check", "", "Three nameservers (a UDP responder on three gateway addresses, in the "
+                  "namespace's resolv.conf); reachd with and without the check, measured over the same window.", "",
+                  detail, ""]
     detail = _fanout_detail(r)
     if detail:
         parts += ["### Fan-out runs", "",

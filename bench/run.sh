@@ -55,7 +55,8 @@ BUILD_SECONDS=$(( $(date +%s) - BUILD_START ))
 # ---- limits: 10,000 clients + servers in one session
 ulimit -n 200000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
-# ---- cleanup in every outcome: processes in our namespaces, then the namespaces
+# ---- cleanup in every outcome: processes in our namespaces, then the namespaces and their
+#      /etc/netns/<ns>/ files
 export REACHD_BENCH_TAG="rb$$"
 cleanup() {
     local ns pid
@@ -63,6 +64,8 @@ cleanup() {
         for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
         ip netns del "$ns" 2>/dev/null || true
     done
+    # What `ip netns exec` bind-mounts over /etc (hosts, resolv.conf) for our namespaces.
+    rm -rf /etc/netns/"${REACHD_BENCH_TAG}"-* 2>/dev/null || true
     rm -rf "$WORK"
 }
 trap cleanup EXIT

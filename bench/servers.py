@@ -88,7 +88,8 @@ class Reachd:
     def __init__(self, binary: str, ns: Namespace, workdir: str, port: int = PORT, heartbeat: float = 3600,
                  max_connections: int = 12000, extra: list[str] | None = None, log_name: str = "reachd") -> None:
         self.ns, self.port = ns, port
-        self.log = open(os.path.join(workdir, f"{log_name}-{ns.name}.log"), "ab")
+        self.log_path = os.path.join(workdir, f"{log_name}-{ns.name}.log")
+        self.log = open(self.log_path, "ab")
         cmd = [binary, "--host", "127.0.0.1", "--port", str(port), "--heartbeat", str(heartbeat),
                "--max-connections", str(max_connections), *(extra or [])]
         self.proc = ns.popen(*cmd, stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
