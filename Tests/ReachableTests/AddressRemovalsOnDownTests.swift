@@ -27,7 +27,8 @@ import Testing
         for (name, value) in [("all", all), ("eth0", eth0)] {
             let directory = root.appendingPathComponent(name)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            try "\(value)\n".write(to: directory.appendingPathComponent("keep_addr_on_down"), atomically: true, encoding: .utf8)
+            try "\(value)\n".write(
+                to: directory.appendingPathComponent("keep_addr_on_down"), atomically: true, encoding: .utf8)
         }
         return AddressRemovalsOnDown(sysctlDirectory: root.path)
     }

@@ -46,7 +46,8 @@ struct AddressRemovalsOnDown {
         guard let raw = try? systemCall("open", { open(path, O_RDONLY | O_CLOEXEC) }) else { return 0 }
         let file = OwnedDescriptor(taking: raw)
         var bytes = [UInt8](repeating: 0, count: 32)
-        let count = (try? systemCall("read") { bytes.withUnsafeMutableBytes { read(file.rawValue, $0.baseAddress, 32) } }) ?? 0
+        let count =
+            (try? systemCall("read") { bytes.withUnsafeMutableBytes { read(file.rawValue, $0.baseAddress, 32) } }) ?? 0
         return Int(String(decoding: bytes[..<count], as: UTF8.self).filter { $0 != "\n" }.trimmed) ?? 0
     }
 }
