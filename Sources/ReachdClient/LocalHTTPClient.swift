@@ -80,24 +80,19 @@ package struct LocalHTTPClient {
         package let reader: ResponseReader
 
         init(address: String, port: Int, timeout: Double) throws(Failure) {
-            var hints = addrinfo()
-            hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-            hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
-            var result: UnsafeMutablePointer<addrinfo>?
-            // getaddrinfo reports through its return value, not errno: no systemCall here.
-            guard getaddrinfo(address, String(port), &hints, &result) == 0, let info = result else {
-                throw Failure(description: "\(address) is not an IP address")
+            guard let ip = IPAddress(address) else { throw Failure(description: "\(address) is not an IP address") }
+            guard let port = UInt16(exactly: port) else {
+                throw Failure(description: "port \(port) is not in 0...65535")
             }
-            defer { freeaddrinfo(result) }
             do {
                 let socket = OwnedDescriptor(
                     taking: try systemCall("socket") {
-                        Glibc.socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
+                        Glibc.socket(ip.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
                     })
                 try Self.setTimeout(SO_RCVTIMEO, seconds: timeout, on: socket.rawValue)
                 try Self.setTimeout(SO_SNDTIMEO, seconds: timeout, on: socket.rawValue)
-                try systemCall("connect \(address)") {
-                    Glibc.connect(socket.rawValue, info.pointee.ai_addr, info.pointee.ai_addrlen)
+                try ip.withSocketAddress(port: port) { (socketAddress, length) throws(SystemError) in
+                    try systemCall("connect \(address)") { Glibc.connect(socket.rawValue, socketAddress, length) }
                 }
                 let descriptor = socket.rawValue
                 self.socket = socket

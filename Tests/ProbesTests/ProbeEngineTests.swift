@@ -243,7 +243,7 @@ struct ProbeEngineLifecycleTests {
     @Test func engineDroppedWithoutStopEndsItsThread() async throws {
         var engine: ProbeEngine? = try ProbeEngine(
             resolver: ResolverConfiguration(resolvConfPath: "/nonexistent/resolv.conf"))
-        weak var dropped = engine
+        weak let dropped = engine
         #expect(await engine!.resolve("::1").addresses == [IPAddress("::1")!])
         let server = try TestHTTPServer(.hang)
         let job = ProbeJob(

@@ -196,19 +196,3 @@ import Testing
         }
     }
 }
-
-@Suite struct IPAddressTests {
-    @Test func parsesStrictlyAndPrintsCanonically() {
-        #expect(IPAddress("2001:0db8:0:0::1")?.description == "2001:db8::1")
-        #expect(IPAddress("198.18.0.1")?.bytes == [198, 18, 0, 1])
-        #expect(IPAddress("127.1") == nil)
-        #expect(IPAddress("[::1]") == nil)
-        #expect(IPAddress("::1")?.urlHost == "[::1]")
-        #expect(IPAddress(bytes: [1, 2, 3]) == nil)
-    }
-
-    @Test func sortsIPv4FirstThenNumerically() {
-        let sorted = ["2001:db8::1", "10.0.0.1", "9.0.0.1", "::1", "198.18.1.10"].compactMap(IPAddress.init).sorted()
-        #expect(sorted.map(\.description) == ["9.0.0.1", "10.0.0.1", "198.18.1.10", "::1", "2001:db8::1"])
-    }
-}

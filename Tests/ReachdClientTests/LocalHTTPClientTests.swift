@@ -16,6 +16,15 @@ struct LocalHTTPClientTests {
     }
 
     /// Nothing listens on a port just freed: the failure names the address and the kernel's reason.
+    @Test(arguments: [
+        ("db.test", 9478, "db.test is not an IP address"), ("127.0.0.1", 70000, "port 70000 is not in 0...65535"),
+    ])
+    func anAddressOrPortThatIsNoneIsRefusedBeforeAnySocket(host: String, port: Int, says: String) {
+        let client = LocalHTTPClient(host: host, port: port, userAgent: "test")
+        let error = #expect(throws: LocalHTTPClient.Failure.self) { try client.get("/livez") }
+        #expect(error?.description.contains(says) == true, "\(String(describing: error))")
+    }
+
     @Test func aRefusedConnectionSaysSo() throws {
         let client = LocalHTTPClient(host: "127.0.0.1", port: 9, userAgent: "test")
         let error = #expect(throws: LocalHTTPClient.Failure.self) { try client.get("/livez") }

@@ -132,7 +132,9 @@ final class Resolver {
             var addresses = Set<IPAddress>()
             var node = result?.pointee.nodes
             while let current = node {
-                if let address = IPAddress(socketAddress: current.pointee.ai_addr) { addresses.insert(address) }
+                if let address = IPAddress(socketAddress: UnsafePointer(current.pointee.ai_addr)) {
+                    addresses.insert(address)
+                }
                 node = current.pointee.ai_next
             }
             if addresses.isEmpty { return ResolveOutcome(addresses: [], failure: .dns, detail: "no addresses") }
@@ -148,27 +150,6 @@ final class Resolver {
             return ResolveOutcome(addresses: [], failure: .error, detail: detail, wasCancelled: true)
         default:
             return ResolveOutcome(addresses: [], failure: .error, detail: detail)
-        }
-    }
-}
-
-extension IPAddress {
-    /// The address in a `sockaddr_in` or `sockaddr_in6`.
-    init?(socketAddress: UnsafeMutablePointer<sockaddr>?) {
-        guard let socketAddress else { return nil }
-        switch Int32(socketAddress.pointee.sa_family) {
-        case AF_INET:
-            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
-                withUnsafeBytes(of: pointer.pointee.sin_addr) { Array($0) }
-            }
-            self.init(bytes: bytes)
-        case AF_INET6:
-            let bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
-            }
-            self.init(bytes: bytes)
-        default:
-            return nil
         }
     }
 }

@@ -1,4 +1,4 @@
-public import FoundationEssentials
+package import FoundationEssentials
 
 /// How a probing source joins the document that publishes a batch of netlink changes: when the
 /// batch leaves its last known addresses without a usable route, that same document already says

@@ -1,7 +1,8 @@
-import Glibc
+public import Glibc
 
 /// An IPv4 or IPv6 address: read from the kernel, resolved, or written in a URL or an option.
-/// The one address type of every module, and the one place that calls `inet_pton`/`inet_ntop`.
+/// The one address type of every module, and the one place that calls `inet_pton`/`inet_ntop` and
+/// turns an address into a `sockaddr` or back.
 ///
 /// Its own small type rather than text: the order of a target's `addresses` is numeric (IPv4 before
 /// IPv6, then by value), so `9.0.0.1` sorts before `10.0.0.1`, and the text is always the C library's
@@ -30,6 +31,57 @@ public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible
             return
         }
         return nil
+    }
+
+    /// The address in a `sockaddr_in` or `sockaddr_in6` (what getaddrinfo and c-ares hand back).
+    public init?(socketAddress: UnsafePointer<sockaddr>?) {
+        guard let socketAddress else { return nil }
+        switch Int32(socketAddress.pointee.sa_family) {
+        case AF_INET:
+            self.init(
+                bytes: socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                    withUnsafeBytes(of: $0.pointee.sin_addr) { Array($0) }
+                })
+        case AF_INET6:
+            self.init(
+                bytes: socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) }
+                })
+        default:
+            return nil
+        }
+    }
+
+    /// Calls `body` with this address and `port` as a `sockaddr` and its length, for `bind`,
+    /// `connect` and `sendto`.
+    @discardableResult
+    public func withSocketAddress<Result, Failure: Error>(
+        port: UInt16, _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        if isIPv6 {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            withUnsafeMutableBytes(of: &address.sin6_addr) { $0.copyBytes(from: bytes) }
+            return try Self.call(body, with: &address)
+        }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyBytes(from: bytes) }
+        return try Self.call(body, with: &address)
+    }
+
+    private static func call<Address, Result, Failure: Error>(
+        _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Failure) -> Result, with address: inout Address
+    ) throws(Failure) -> Result {
+        let length = socklen_t(MemoryLayout<Address>.size)
+        let result: Swift.Result<Result, Failure> = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                do throws(Failure) { return .success(try body(socketAddress, length)) } catch { return .failure(error) }
+            }
+        }
+        return try result.get()
     }
 
     public var isIPv6: Bool { bytes.count == 16 }

@@ -16,19 +16,14 @@ struct ListeningSocket: ~Copyable {
     /// Binds `host:port` (an IPv4 or IPv6 literal) and listens with a deep backlog.
     init(host: String, port: Int) throws {
         guard (0...65535).contains(port) else { throw Failure(description: "port \(port) is not in 0...65535") }
-        var hints = addrinfo()
-        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var found: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found?.pointee else {
+        guard let address = IPAddress(host) else {
             throw Failure(description: "\(host) is not an IPv4 or IPv6 address")
         }
-        defer { freeaddrinfo(found) }
 
         do throws(SystemError) {
             let socket = OwnedDescriptor(
                 taking: try systemCall("socket") {
-                    Glibc.socket(address.ai_family, address.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), 0)
+                    Glibc.socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
                 })
             try Self.set(socket, SOL_SOCKET, SO_REUSEADDR, to: 1, "SO_REUSEADDR")
             // Accepted connections inherit this fixed send buffer. Left to autotuning, a client that
@@ -37,11 +32,13 @@ struct ListeningSocket: ~Copyable {
             // no limit of reachd's bounds. Fixed, a stalled stream costs at most this much in the
             // kernel before reachd's own bound (one pending frame, the newest) takes over.
             try Self.set(socket, SOL_SOCKET, SO_SNDBUF, to: Int32(Self.sendBufferBytes), "SO_SNDBUF")
-            if address.ai_family == AF_INET6 {
+            if address.isIPv6 {
                 // `::` serves IPv4 clients too.
                 try Self.set(socket, Int32(IPPROTO_IPV6), IPV6_V6ONLY, to: 0, "IPV6_V6ONLY")
             }
-            try systemCall("bind") { bind(socket.rawValue, address.ai_addr, address.ai_addrlen) }
+            try address.withSocketAddress(port: UInt16(port)) { (socketAddress, length) throws(SystemError) in
+                try systemCall("bind") { bind(socket.rawValue, socketAddress, length) }
+            }
             try systemCall("listen") { listen(socket.rawValue, 4096) }
             self.port = try Self.boundPort(socket)
             self.socket = socket

@@ -23,7 +23,7 @@ enum HostHeader: Equatable, Sendable {
         }
         if rest.hasPrefix("[") {
             guard let close = rest.firstIndex(of: "]"), Self.isPort(rest[rest.index(after: close)...]),
-                Self.isIPv6(String(rest[rest.index(after: rest.startIndex)..<close]))
+                IPAddress(String(rest[rest.index(after: rest.startIndex)..<close]))?.isIPv6 == true
             else {
                 self = .malformed
                 return
@@ -42,7 +42,7 @@ enum HostHeader: Equatable, Sendable {
             self = .malformed
             return
         }
-        self = Self.isIPv4(name) ? .ipLiteral : .name(name)
+        self = IPAddress(name).map { !$0.isIPv6 } == true ? .ipLiteral : .name(name)
     }
 
     /// A host name as compared: lowercase, without one trailing dot; `nil` unless it is a DNS
@@ -57,15 +57,5 @@ enum HostHeader: Equatable, Sendable {
         guard let first = text.first else { return true }
         let digits = text.dropFirst()
         return first == ":" && digits.count <= 5 && digits.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
-    }
-
-    private static func isIPv4(_ text: String) -> Bool {
-        var address = in_addr()
-        return inet_pton(AF_INET, text, &address) == 1
-    }
-
-    private static func isIPv6(_ text: String) -> Bool {
-        var address = in6_addr()
-        return inet_pton(AF_INET6, text, &address) == 1
     }
 }

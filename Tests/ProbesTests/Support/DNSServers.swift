@@ -1,4 +1,5 @@
 import Foundation
+import Reachable
 
 /// A real DNS server for the resolver tests: Debian's dnsmasq on one loopback address, answering
 /// only what the test configures (`--no-resolv --no-hosts`: nothing is forwarded anywhere).
@@ -69,15 +70,8 @@ enum DNSQuery {
         var query: [UInt8] = [0x5e, 0xed, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]
         for label in ["ready", "test"] { query += [UInt8(label.utf8.count)] + Array(label.utf8) }
         query += [0, 0, 1, 0, 1]
-        var server = sockaddr_in()
-        server.sin_family = sa_family_t(AF_INET)
-        server.sin_port = port.bigEndian
-        inet_pton(AF_INET, address, &server.sin_addr)
-        let sent = withUnsafePointer(to: &server) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                sendto(descriptor, query, query.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
+        guard let server = IPAddress(address) else { return false }
+        let sent = server.withSocketAddress(port: port) { sendto(descriptor, query, query.count, 0, $0, $1) }
         guard sent == query.count else { return false }
         var reply = [UInt8](repeating: 0, count: 512)
         let received = recv(descriptor, &reply, reply.count, 0)

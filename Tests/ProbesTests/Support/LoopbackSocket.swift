@@ -1,4 +1,5 @@
 import Foundation
+import Reachable
 
 /// Sockets bound to loopback addresses for the test servers: nothing a test starts listens anywhere
 /// else, and nothing is ever sent off the machine.
@@ -13,33 +14,12 @@ enum LoopbackSocket {
 
     /// A socket of `type` (`SOCK_STREAM`, `SOCK_DGRAM`) bound to `address:port` (0: any free port).
     static func bound(_ type: Int32, address: String, port: UInt16 = 0) throws -> Int32 {
-        let ipv6 = address.contains(":")
-        let descriptor = socket(ipv6 ? AF_INET6 : AF_INET, type | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard let ip = IPAddress(address) else { throw Failure("\(address) is not an IP address") }
+        let descriptor = socket(ip.family, type | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw Failure("socket") }
         var one: Int32 = 1
         setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let result: Int32
-        if ipv6 {
-            var socketAddress = sockaddr_in6()
-            socketAddress.sin6_family = sa_family_t(AF_INET6)
-            socketAddress.sin6_port = port.bigEndian
-            inet_pton(AF_INET6, address, &socketAddress.sin6_addr)
-            result = withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size))
-                }
-            }
-        } else {
-            var socketAddress = sockaddr_in()
-            socketAddress.sin_family = sa_family_t(AF_INET)
-            socketAddress.sin_port = port.bigEndian
-            inet_pton(AF_INET, address, &socketAddress.sin_addr)
-            result = withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
-            }
-        }
+        let result = ip.withSocketAddress(port: port) { bind(descriptor, $0, $1) }
         guard result == 0 else {
             let failure = Failure("bind \(address):\(port)")
             close(descriptor)
@@ -92,29 +72,10 @@ enum LoopbackSocket {
 
     /// Connects to `address:port` over TCP; whether it was accepted (for readiness checks).
     static func canConnect(address: String, port: UInt16) -> Bool {
-        let ipv6 = address.contains(":")
-        let descriptor = socket(ipv6 ? AF_INET6 : AF_INET, stream | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard let ip = IPAddress(address) else { return false }
+        let descriptor = socket(ip.family, stream | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
-        if ipv6 {
-            var socketAddress = sockaddr_in6()
-            socketAddress.sin6_family = sa_family_t(AF_INET6)
-            socketAddress.sin6_port = port.bigEndian
-            inet_pton(AF_INET6, address, &socketAddress.sin6_addr)
-            return withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) == 0
-                }
-            }
-        }
-        var socketAddress = sockaddr_in()
-        socketAddress.sin_family = sa_family_t(AF_INET)
-        socketAddress.sin_port = port.bigEndian
-        inet_pton(AF_INET, address, &socketAddress.sin_addr)
-        return withUnsafePointer(to: &socketAddress) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        return ip.withSocketAddress(port: port) { connect(descriptor, $0, $1) } == 0
     }
 }
