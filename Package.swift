@@ -66,7 +66,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // The app's assembly (`buildApplication`): monitor, probes and server as services, used by
-        // `reachd serve`, `reachd wait`, the tests and the fuzz targets.
+        // `reachd serve`, `reachd wait` and the tests.
         .target(
             name: "ReachdApp",
             dependencies: [
@@ -100,6 +100,12 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // What several test targets share: a child process that is always ended and reaped.
+        .target(
+            name: "TestSupport",
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "ReachableTests",
             dependencies: ["Reachable", "CMnl"],
@@ -110,6 +116,7 @@ let package = Package(
             dependencies: [
                 "ReachableServer",
                 "Reachable",
+                "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ],
@@ -134,7 +141,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ProbesTests",
-            dependencies: ["Probes", "Reachable"],
+            dependencies: ["Probes", "Reachable", "TestSupport"],
             swiftSettings: swiftSettings
         ),
     ],

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Reachable
+import TestSupport
 import Testing
 
 @testable import ReachableServer
@@ -458,46 +459,17 @@ struct ServerMetricsTests {
         #expect(status == 0 && said.isEmpty, "promtool check metrics: \(said)")
     }
 
-    /// Runs `promtool check metrics` on `text`: its exit status and what it printed. Spawned
-    /// with `posix_spawn` and the text in a file, not `Foundation.Process`, whose monitoring of
-    /// the child leaves a weak reference LeakSanitizer reports (and whose wait can hang when
-    /// processes start concurrently, swift-corelibs-foundation issue 4795).
+    /// Runs `promtool check metrics` on `text`: its exit status and what it printed.
     private static func promtoolCheckMetrics(_ text: [UInt8]) throws -> (Int32, String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("promtool-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let input = directory.appendingPathComponent("metrics.txt").path
-        let output = directory.appendingPathComponent("said.txt").path
         try Data(text).write(to: URL(fileURLWithPath: input))
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let words: [String] = ["/usr/bin/promtool", "check", "metrics"]
-        let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, "/usr/bin/promtool", &actions, nil, argv, environ)
-        guard spawned == 0 else { return (-1, "promtool could not be started: errno \(spawned)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        // Read with read(2): Foundation's reading of an empty file leaks its buffer (LeakSanitizer).
-        var said = ""
-        let file = open(output, O_RDONLY)
-        if file >= 0 {
-            var chunk = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = chunk.withUnsafeMutableBytes { read(file, $0.baseAddress, 4096) }
-                if count <= 0 { break }
-                said += String(decoding: chunk[..<count], as: UTF8.self)
-            }
-            close(file)
-        }
-        let exited = status & 0x7f == 0
-        return (exited ? (status >> 8) & 0xff : 128 + (status & 0x7f), said)
+        let promtool = try ChildProcess(
+            "/usr/bin/promtool", ["check", "metrics"], logPath: directory.appendingPathComponent("said.txt").path,
+            inputPath: input)
+        return (promtool.waitForExit() ?? -1, promtool.log)
     }
 
     @Test func requestsAreCountedByRouteAndCodeNeverByPath() {

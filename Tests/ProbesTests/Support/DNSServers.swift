@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Reachable
 
 /// A real DNS server for the resolver tests: Debian's dnsmasq on one loopback address, answering

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A TLS server with a certificate nobody trusts: Debian's `openssl s_server` on loopback, with a
 /// self-signed key and certificate made by `openssl req` for this test.

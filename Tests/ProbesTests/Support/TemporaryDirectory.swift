@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A directory for one test's files (resolv.conf, keys, logs), removed when the test ends.
 final class TemporaryDirectory: @unchecked Sendable {

@@ -1,28 +1,31 @@
 import Foundation
+package import Glibc
 
-/// A process a test starts (dnsmasq, openssl) and always ends: `posix_spawn`, then `kill` and
+/// A process a test starts (dnsmasq, openssl, promtool) and always ends: `posix_spawn`, then `kill` and
 /// `waitpid`. Not `Foundation.Process`: on Linux its wait for a child's end can hang when
 /// processes start concurrently (swift-corelibs-foundation issue 4795).
-final class ChildProcess: @unchecked Sendable {
-    let pid: pid_t
-    let executable: String
+package final class ChildProcess: @unchecked Sendable {
+    package let pid: pid_t
+    package let executable: String
     /// stdout and stderr together, for failure messages.
-    let logPath: String
+    package let logPath: String
     private let lock = NSLock()
     private var exitStatus: Int32?
 
-    struct SpawnError: Error, CustomStringConvertible {
-        var description: String
+    package struct SpawnError: Error, CustomStringConvertible {
+        package var description: String
+        package init(description: String) { self.description = description }
     }
 
-    /// Starts `executable ARGUMENTS…` with stdin from /dev/null and output into `logPath`.
-    init(_ executable: String, _ arguments: [String], logPath: String) throws {
+    /// Starts `executable ARGUMENTS…` with stdin from `inputPath` (or /dev/null) and output into
+    /// `logPath`.
+    package init(_ executable: String, _ arguments: [String], logPath: String, inputPath: String = "/dev/null") throws {
         self.executable = executable
         self.logPath = logPath
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, inputPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         // Default signal handling and an empty mask, whatever the test runner's threads have.
@@ -52,7 +55,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// Whether it has exited (reaps it if so).
-    var hasExited: Bool {
+    package var hasExited: Bool {
         lock.withLock {
             if exitStatus != nil { return true }
             var status: Int32 = 0
@@ -64,7 +67,7 @@ final class ChildProcess: @unchecked Sendable {
     /// Waits for it to exit on its own (a command such as `openssl req`).
     ///
     /// - Returns: the exit code, or `nil` if it did not exit within `timeout` (it is then killed).
-    func waitForExit(timeout: Duration = .seconds(30)) -> Int32? {
+    package func waitForExit(timeout: Duration = .seconds(30)) -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             if hasExited { return lock.withLock { exitStatus.map { ($0 >> 8) & 0xff } } }
@@ -75,7 +78,7 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// SIGTERM, up to 2 s of grace, then SIGKILL; always reaped. Idempotent.
-    func terminate() {
+    package func terminate() {
         if hasExited { return }
         kill(pid, SIGTERM)
         let deadline = ContinuousClock.now + .seconds(2)
@@ -91,8 +94,18 @@ final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    /// What it printed so far.
-    var log: String {
-        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    /// What it printed so far. Read with `read(2)`: Foundation's reading of an empty file leaks
+    /// its buffer, which LeakSanitizer reports.
+    package var log: String {
+        let file = open(logPath, O_RDONLY | O_CLOEXEC)
+        guard file >= 0 else { return "" }
+        defer { close(file) }
+        var text: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+            if count <= 0 { return String(decoding: text, as: UTF8.self) }
+            text += chunk[..<count]
+        }
     }
 }
