@@ -136,9 +136,6 @@ final class NetlinkSource: @unchecked Sendable {
         // Only while a route lookup failed for a passing reason (EBUSY, a timeout): ask again soon
         // rather than publish a guess. Otherwise the thread sleeps until something happens.
         var retryLookupAfter: Int32 = -1
-        // How many times in a row a derived path was set aside for notifications that came in
-        // meanwhile (bounded: a constant stream of messages still gets published).
-        var settleRounds = 0
         while true {
             let ready: Int32
             do {
@@ -150,15 +147,6 @@ final class NetlinkSource: @unchecked Sendable {
             do {
                 if ready > 0 { try awaitAddressRemovals(after: try drain(buffer: buffer), buffer: buffer) }
                 if let path = try derivePath() {
-                    // One change, one document: the kernel sends a change's notifications one
-                    // after another (a link going down: RTM_NEWLINK, then an RTM_DELADDR for each
-                    // IPv6 address it drops). What came in while the path was derived belongs to
-                    // the same change: read it and derive again before publishing. No timer.
-                    if ready > 0, settleRounds < Self.settleRoundsLimit, try eventsPending() {
-                        settleRounds += 1
-                        continue
-                    }
-                    settleRounds = 0
                     retryLookupAfter = -1
                     report(.path(path, RoutingSnapshot(table), batch: ready > 0 ? routeQuestions() : nil))
                 } else {
@@ -169,15 +157,6 @@ final class NetlinkSource: @unchecked Sendable {
                 return error
             }
         }
-    }
-
-    /// At most this many derivations in a row are set aside for notifications still arriving.
-    private static let settleRoundsLimit = 8
-
-    /// Whether notifications are waiting on the event socket (a poll that does not wait).
-    private func eventsPending() throws(SystemError) -> Bool {
-        var descriptor = pollfd(fd: connection.events.descriptor, events: Int16(POLLIN), revents: 0)
-        return try systemCall("poll") { poll(&descriptor, 1, 0) } > 0
     }
 
     /// Reopens both sockets and dumps everything again, pausing longer after each failure. Every

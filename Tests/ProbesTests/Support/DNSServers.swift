@@ -1,6 +1,6 @@
 import Foundation
-import TestSupport
 import Reachable
+import TestSupport
 
 /// A real DNS server for the resolver tests: Debian's dnsmasq on one loopback address, answering
 /// only what the test configures (`--no-resolv --no-hosts`: nothing is forwarded anywhere).
