@@ -200,19 +200,24 @@ def _link_down_rows(row: dict, label: str, add) -> None:
         f"{flaps - ld['same_document']} as received, {ld['missing']} never complete")
     extra = ld.get("other_documents_after") or {}
     common = max(extra.items(), key=lambda kv: kv[1])[0] if extra else ""
-    one = ld["published_one"] == flaps
+    # The log can miss a document (the server reads the newest of two quick changes); `sequence`
+    # cannot (the monitor numbers every change): both must say one.
+    one = ld["published_one"] == flaps and ld.get("documents_max") == 1
     detail = ""
-    if not one:
+    if ld.get("documents_max") not in (None, 1):
+        detail = f"`sequence` advanced by up to {ld['documents_max']} per link-down; "
+    if ld["published_one"] != flaps:
         several = flaps - ld["published_one"]
         same = ld.get("published_extra_same_verdicts")
-        detail = f"{several} flaps published more than one; " + (
+        detail += f"{several} flaps published more than one; " + (
             f"in {same} of them the later ones kept the route state and every target verdict of the first (log); "
             if same is not None else "")
         detail += (f"as received, the later one changed only: {common}"[:300] if common else
                    "on `/events` only the newest arrived (a stream keeps one pending frame, replaced by a newer one)")
-    add(f"link down, {label}: documents published per link-down (reachd's log; received on `/events` up to "
-        f"{ld['settle_s']:g} s after the one event: max {ld['received_max']})",
-        f"1 in {ld['published_one']} of {flaps} flaps; max {ld['published_max']}, mean {ld['published_mean']:.2f}",
+    add(f"link down, {label}: documents published per link-down (reachd's log, and `sequence` advanced; received on "
+        f"`/events` up to {ld['settle_s']:g} s after the one event: max {ld['received_max']})",
+        f"1 in {ld['published_one']} of {flaps} flaps; max {ld['published_max']}, mean {ld['published_mean']:.2f}; "
+        f"`sequence` +{ld.get('documents_max')} at most",
         "", "", "", "1", one, detail)
 
 
