@@ -19,7 +19,7 @@ DEB_CHECK := dnsmasq-base openssl
 # The image the Kubernetes manifests name: reachd:VERSION, VERSION as `reachd --version` says.
 IMAGE := reachd:$(shell sed -nE 's/^ *static let version = "([^"]+)".*/\1/p' Sources/reachd/Reachd.swift)
 
-.PHONY: run test check check-deps deps test-deps build release format swift-test check-sanitizers sanitize-thread sanitize-address \
+.PHONY: run test check check-deps deps test-deps clean-leftovers build release format swift-test check-sanitizers sanitize-thread sanitize-address \
 	e2e packaging check-image image print-image measure-limits bench clean fuzz-http scale soak reliability \
 	fuzz fuzz-ci fuzz-merge fuzz-record
 
@@ -31,7 +31,7 @@ run: deps release
 ## ThreadSanitizer and AddressSanitizer), black-box tests of the running binary, the OpenAPI
 ## contract, the Docker/Kubernetes packaging checks, the runtime image built and run without
 ## Docker, and a short budget of every fuzz target.
-test: deps test-deps format build swift-test check-sanitizers e2e packaging check-image fuzz-ci
+test: deps test-deps clean-leftovers format build swift-test check-sanitizers e2e packaging check-image fuzz-ci
 
 ## For contributors, under 2 minutes on a warm build: the format check, the build, and the Swift
 ## tests that need neither root nor network namespaces: all but the KernelTests suites (the probe
@@ -66,6 +66,11 @@ release:
 
 format:
 	bash scripts/check-format.sh
+
+## What a run that did not finish (killed, machine restarted) left in the kernel and /etc/netns:
+## removed before the phases start, so their own leak checks see only their own leftovers.
+clean-leftovers:
+	bash scripts/remove-stale-namespaces.sh --before
 
 ## Swift Testing: parser, derive, JSON, and the monitor against the real kernel in namespaces (root).
 swift-test: build
