@@ -1658,7 +1658,7 @@ def main() -> int:
     parser.add_argument("--only", default="", help=f"comma-separated phases of {','.join(PHASES)}")
     parser.add_argument("--results", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     parser.add_argument("--markdown", default=None, help="where to write the Markdown report")
-    parser.add_argument("--budget", type=float, default=float(os.environ.get("REACHD_BENCH_BUDGET", 780)),
+    parser.add_argument("--budget", type=float, default=float(os.environ.get("REACHD_BENCH_BUDGET", 900)),
                         help="seconds this script may take; repetitions are dropped to fit")
     parser.add_argument("--build-seconds", type=float, default=None, help="seconds run.sh spent before the bench")
     parser.add_argument("--prebuilt", action="store_true", help="the binary came from $REACHD_BIN, not built now")
