@@ -40,6 +40,10 @@ final class EngineCore: @unchecked Sendable {
     private let counters = Mutex(EngineStatistics())
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
     private var timers: [Int: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
+    /// No timer is due before this (the earliest deadline, or earlier when a timer was replaced by
+    /// a later one): the loop wakes many times per transfer, and scanning every target's timer on
+    /// each wake-up was a sixth of the engine's CPU (perf, 100 targets).
+    private var timersDueFrom: ContinuousClock.Instant?
     private var fileWatches: [(watch: FileWatch, onChange: @Sendable () -> Void)] = []
     private let resolver: Resolver
     private let nameservers: NameserverQueries
@@ -134,8 +138,7 @@ final class EngineCore: @unchecked Sendable {
             // next timeout or timer; curl shortens the wait to its own timers. Nothing pending: sleep
             // until woken.
             var timeout = Int32.max
-            let nextTimer = timers.values.map(\.deadline).min()
-            let wakeUps = [resolver.nextWakeUp(now: now), nameservers.nextWakeUp(now: now), nextTimer]
+            let wakeUps = [resolver.nextWakeUp(now: now), nameservers.nextWakeUp(now: now), timersDueFrom]
             if let wakeUp = wakeUps.compactMap({ $0 }).min() {
                 timeout = Int32(clamping: max(0, (wakeUp - now).milliseconds))
             }
@@ -178,6 +181,7 @@ final class EngineCore: @unchecked Sendable {
                 body()
             case .schedule(let key, let deadline, let body):
                 timers[key] = (deadline, body)
+                timersDueFrom = min(timersDueFrom ?? deadline, deadline)
             case .watch(let path, let completedWritesOnly, let onChange):
                 if let watch = try? FileWatch(path: path, completedWritesOnly: completedWritesOnly) {
                     fileWatches.append((watch, onChange))
@@ -186,14 +190,17 @@ final class EngineCore: @unchecked Sendable {
         }
     }
 
-    /// Runs (and forgets) every timer whose time has come; a timer may schedule the next one.
+    /// Runs (and forgets) every timer whose time has come; a timer may schedule the next one (it
+    /// arrives as work, in the next batch).
     private func runDueTimers() {
         let now = ContinuousClock.now
+        guard let dueFrom = timersDueFrom, dueFrom <= now else { return }
         let due = timers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }
         for (key, timer) in due {
             timers[key] = nil
             timer.body()
         }
+        timersDueFrom = timers.values.lazy.map(\.deadline).min()
     }
 
     private func startProbe(_ job: ProbeJob, completion: @escaping @Sendable (ProbeOutcome) -> Void) {
@@ -245,6 +252,7 @@ final class EngineCore: @unchecked Sendable {
             }
         }
         timers = [:]
+        timersDueFrom = nil
         fileWatches = []
         for (easy, transfer) in transfers {
             reachd_curl_multi_remove_handle(multi, easy)

@@ -141,8 +141,12 @@ public struct TargetSetChange: Sendable, Equatable {
 
 extension ReachabilityStatus {
     /// Puts a target's entry in its place (by name; the document keeps configuration order).
+    /// An unchanged entry is not written: the document then still shares the monitor's copy of
+    /// the list, so a steady probe neither copies every target nor compares them one by one.
     mutating func replaceTarget(_ status: TargetStatus) {
-        guard let index = targets.firstIndex(where: { $0.name == status.name }) else { return }
+        guard let index = targets.firstIndex(where: { $0.name == status.name }), targets[index] != status else {
+            return
+        }
         targets[index] = status
     }
 }

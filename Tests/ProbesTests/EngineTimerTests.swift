@@ -1,0 +1,89 @@
+import Probes
+import Synchronization
+import Testing
+
+/// The engine's timers (`ProbeEngine.schedule`): one pending per key, run in deadline order on
+/// the engine thread. The loop keeps only a bound on the earliest deadline instead of scanning
+/// every timer on each wake-up, so these pin what that bound must not change: a timer replaced by
+/// a later one, or added before the earliest, still runs exactly at its own time.
+@Suite(.timeLimit(.minutes(1)))
+struct EngineTimerTests {
+    let engine: ProbeEngine
+
+    init() throws {
+        engine = try ProbeEngine(resolver: ResolverConfiguration(resolvConfPath: "/nonexistent/resolv.conf"))
+    }
+
+    /// What ran, in order, and when.
+    final class Ran: Sendable {
+        private let entries = Mutex<[(name: String, at: ContinuousClock.Instant)]>([])
+        func record(_ name: String) { entries.withLock { $0.append((name, .now)) } }
+        var names: [String] { entries.withLock { $0.map(\.name) } }
+        func time(of name: String) -> ContinuousClock.Instant? { entries.withLock { $0.first { $0.name == name }?.at } }
+    }
+
+    /// Waits for `count` entries (the timers' own times plus a generous margin for a loaded CI).
+    func wait(for count: Int, in ran: Ran) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ran.names.count < count, .now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+    }
+
+    @Test func timersRunInDeadlineOrderNotSubmissionOrder() async throws {
+        let ran = Ran()
+        let start = ContinuousClock.now
+        for (key, name, milliseconds) in [(1, "c", 240), (2, "a", 40), (3, "b", 120)] {
+            engine.schedule(key: key, at: start + .milliseconds(milliseconds)) { ran.record(name) }
+        }
+        try await wait(for: 3, in: ran)
+        #expect(ran.names == ["a", "b", "c"])
+        #expect(try #require(ran.time(of: "a")) >= start + .milliseconds(40))
+    }
+
+    @Test func aTimerAddedBeforeTheEarliestRunsAtItsOwnTime() async throws {
+        let ran = Ran()
+        let start = ContinuousClock.now
+        engine.schedule(key: 1, at: start + .seconds(2)) { ran.record("late") }
+        try await Task.sleep(for: .milliseconds(50))  // the loop now sleeps towards the late one
+        engine.schedule(key: 2, at: start + .milliseconds(150)) { ran.record("early") }
+        try await wait(for: 1, in: ran)
+        #expect(ran.names == ["early"])
+        let early = try #require(ran.time(of: "early"))
+        #expect(early >= start + .milliseconds(150) && early < start + .seconds(2), "the early one was not held back")
+    }
+
+    @Test func aTimerReplacedByALaterOneRunsOnceAtTheLaterTime() async throws {
+        let ran = Ran()
+        let start = ContinuousClock.now
+        engine.schedule(key: 7, at: start + .milliseconds(60)) { ran.record("first") }
+        engine.schedule(key: 7, at: start + .milliseconds(300)) { ran.record("replacement") }
+        engine.schedule(key: 8, at: start + .milliseconds(500)) { ran.record("after") }
+        try await wait(for: 2, in: ran)
+        #expect(ran.names == ["replacement", "after"], "the replaced timer never runs")
+        #expect(try #require(ran.time(of: "replacement")) >= start + .milliseconds(300))
+    }
+
+    @Test func aTimerReplacedByAnEarlierOneRunsAtTheEarlierTime() async throws {
+        let ran = Ran()
+        let start = ContinuousClock.now
+        engine.schedule(key: 3, at: start + .seconds(5)) { ran.record("first") }
+        engine.schedule(key: 3, at: start + .milliseconds(80)) { ran.record("replacement") }
+        try await wait(for: 1, in: ran)
+        let replacement = try #require(ran.time(of: "replacement"))
+        #expect(replacement >= start + .milliseconds(80) && replacement < start + .seconds(4), "not held to the first")
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(ran.names == ["replacement"])
+    }
+
+    @Test func aTimerCanScheduleTheNextOne() async throws {
+        let ran = Ran()
+        let engine = self.engine
+        @Sendable func chain(_ step: Int) {
+            ran.record("step \(step)")
+            guard step < 5 else { return }
+            engine.schedule(key: 42, at: .now + .milliseconds(10)) { chain(step + 1) }
+        }
+        engine.schedule(key: 42, at: .now + .milliseconds(10)) { chain(1) }
+        try await wait(for: 5, in: ran)
+        #expect(ran.names == (1...5).map { "step \($0)" })
+    }
+}
