@@ -66,15 +66,21 @@ package final class ChildProcess: @unchecked Sendable {
 
     /// Waits for it to exit on its own (a command such as `openssl req`).
     ///
-    /// - Returns: the exit code, or `nil` if it did not exit within `timeout` (it is then killed).
+    /// - Returns: the exit code, 128 + the signal that ended it (as a shell says: never 0 for a
+    ///   crash), or `nil` if it did not exit within `timeout` (it is then killed).
     package func waitForExit(timeout: Duration = .seconds(30)) -> Int32? {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if hasExited { return lock.withLock { exitStatus.map { ($0 >> 8) & 0xff } } }
+            if hasExited { return lock.withLock { exitStatus.map(Self.exitCode) } }
             usleep(10_000)
         }
         terminate()
         return nil
+    }
+
+    /// The code of a `waitpid` status: the exit code, or 128 + the terminating signal.
+    private static func exitCode(_ status: Int32) -> Int32 {
+        status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
     }
 
     /// SIGTERM, up to 2 s of grace, then SIGKILL; always reaped. Idempotent.
