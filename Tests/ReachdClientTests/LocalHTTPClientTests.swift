@@ -15,7 +15,7 @@ struct LocalHTTPClientTests {
         #expect(client.hostHeader == "[::1]:9478")
     }
 
-    /// Nothing listens on a port just freed: the failure names the address and the kernel's reason.
+    /// A name or a port out of range is refused before any socket is made, and says which.
     @Test(arguments: [
         ("db.test", 9478, "db.test is not an IP address"), ("127.0.0.1", 70000, "port 70000 is not in 0...65535"),
     ])
@@ -25,6 +25,7 @@ struct LocalHTTPClientTests {
         #expect(error?.description.contains(says) == true, "\(String(describing: error))")
     }
 
+    /// Nothing listens on a port just freed: the failure names the address and the kernel's reason.
     @Test func aRefusedConnectionSaysSo() throws {
         let client = LocalHTTPClient(host: "127.0.0.1", port: 9, userAgent: "test")
         let error = #expect(throws: LocalHTTPClient.Failure.self) { try client.get("/livez") }
