@@ -76,12 +76,11 @@ public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible
         _ body: (UnsafePointer<sockaddr>, socklen_t) throws(Failure) -> Result, with address: inout Address
     ) throws(Failure) -> Result {
         let length = socklen_t(MemoryLayout<Address>.size)
-        let result: Swift.Result<Result, Failure> = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                do throws(Failure) { return .success(try body(socketAddress, length)) } catch { return .failure(error) }
+        return try withUnsafePointer(to: &address) { (pointer) throws(Failure) in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (socketAddress) throws(Failure) in
+                try body(socketAddress, length)
             }
         }
-        return try result.get()
     }
 
     public var isIPv6: Bool { bytes.count == 16 }

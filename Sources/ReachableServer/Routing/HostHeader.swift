@@ -42,7 +42,7 @@ enum HostHeader: Equatable, Sendable {
             self = .malformed
             return
         }
-        self = IPAddress(name).map { !$0.isIPv6 } == true ? .ipLiteral : .name(name)
+        self = IPAddress(name)?.isIPv6 == false ? .ipLiteral : .name(name)
     }
 
     /// A host name as compared: lowercase, without one trailing dot; `nil` unless it is a DNS
