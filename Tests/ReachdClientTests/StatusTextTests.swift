@@ -23,6 +23,23 @@ struct StatusTextTests {
         }
     }
 
+    /// The first and last millisecond of RFC 3339's four-digit years read back as served.
+    @Test(arguments: ["0000-01-01T00:00:00.000Z", "9999-12-31T23:59:59.999Z"])
+    func theEdgesOfFourDigitYearsReadBack(time: String) throws {
+        #expect(ReachabilityStatus.timestampStyle.format(try ReachabilityStatus.timestampStyle.parse(time)) == time)
+    }
+
+    /// Found by FuzzClient (`Fuzz/Regressions/FuzzClient/year-before-0000`): a time that is year
+    /// 0000 with its offset but before it in UTC was written `-0001-12-31T23:00:00.000Z`, which the
+    /// parser then refused, so `reachd status --json` could print a document it cannot read.
+    @Test(arguments: [
+        "0000-01-01T00:00:00.000+01:00", "9999-12-31T23:59:59.9996Z", "9999-12-31T23:00:00.000-01:00",
+        "10000-01-01T00:00:00.000Z",
+    ])
+    func aTimeOutsideFourDigitYearsIsRefused(time: String) {
+        #expect(throws: (any Error).self) { try ReachabilityStatus.timestampStyle.parse(time) }
+    }
+
     @Test func aTimeBetweenMillisecondsIsRoundedToTheNearest() {
         let date = Date(timeIntervalSince1970: 1_795_000_000.123_6)
         #expect(ReachabilityStatus.timestampStyle.format(date) == "2026-11-18T11:06:40.124Z")

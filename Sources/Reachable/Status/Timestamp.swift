@@ -10,13 +10,33 @@ public import FoundationEssentials
 public struct Timestamp: Sendable {
     private let style = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
+    /// The times written with RFC 3339's four-digit year, 0000 to 9999, once in UTC and rounded.
+    /// A time outside would be written `-0001-12-31T23:00:00.000Z` (`0000-01-01T00:00:00+01:00`
+    /// read back) or `10000-…`, which this parser and RFC 3339 refuse: a client that prints the
+    /// document it read would print one it cannot read again (found by FuzzClient). The bounds
+    /// are 0000-01-01 and 10000-01-01 as this style reads them (its calendar is Julian before
+    /// 1582, so year 0000 starts two days before the proleptic Gregorian one), less the half
+    /// millisecond `format` adds.
+    private static let fourDigitYears =
+        Date(timeIntervalSince1970: -62_167_392_000 - 0.000_5)..<Date(timeIntervalSince1970: 253_402_300_800 - 0.000_5)
+
     public init() {}
 
     public func format(_ date: Date) -> String {
         style.format(date.addingTimeInterval(0.000_5))
     }
 
+    /// An RFC 3339 time; refused when it does not fall in a four-digit year in UTC.
     public func parse(_ text: String) throws -> Date {
-        try style.parse(text)
+        let date = try style.parse(text)
+        guard Self.fourDigitYears.contains(date) else {
+            throw Failure(description: "\(text) is outside the years 0000 to 9999 in UTC")
+        }
+        return date
+    }
+
+    /// A time the document cannot hold.
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
     }
 }
