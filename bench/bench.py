@@ -870,20 +870,22 @@ def link_down_line(row: dict) -> str:
 
 def target_families(ctx: dict, cfg: dict, budget: Budget) -> dict:
     """100 dual-stack HTTP targets (a name with an A and an AAAA record) next to 100 IPv4-only
-    ones (a name with an A record only), both every 10 s, two reachds measured over the same
-    window: CPU, RSS, the requests each family's server answered; then link-down flaps with the
-    dual-stack targets. Names come from `/etc/netns/<ns>/hosts` (c-ares reads /etc/hosts first), so
+    ones (a name with an A record only) and to 200 IPv4-only ones (as many probes a round as the
+    dual-stack targets make), all every 10 s, three reachds measured over the same window: CPU,
+    RSS, the requests each family's server answered; then link-down flaps with the dual-stack
+    targets. Names come from `/etc/netns/<ns>/hosts` (c-ares reads /etc/hosts first), so
     no DNS traffic is involved; the namespaces' UDP counters show it."""
     count, seconds = cfg["targets"], cfg["family_cpu_seconds"]
     setups: dict = {}
     try:
-        for label, ipv6 in (("ipv4", False), ("dual", True)):
+        for label, ipv6, targets in (("ipv4", False, count), ("ipv4x2", False, 2 * count), ("dual", True, count)):
             net = VethNet(ipv6=ipv6)
             name = "dual.test" if ipv6 else "v4.test"
             net.ns.write_etc("hosts", f"127.0.0.1 localhost\n::1 localhost\n{net.subnet}.1 {name}\n"
                              + (f"{net.subnet6}:1 {name}\n" if ipv6 else ""))
             net.ns.write_etc("resolv.conf", "nameserver 127.0.0.1\n")  # never asked: the hosts file answers
-            setups[label] = {"net": net, "name": name, "families": FAMILIES if ipv6 else ("ipv4",), "server": None}
+            setups[label] = {"net": net, "name": name, "families": FAMILIES if ipv6 else ("ipv4",), "server": None,
+                             "count": targets}
             setups[label]["peer"] = net.peer.popen("python3", "-c", TARGET_SERVER, "::", stdout=subprocess.PIPE,
                                                    stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
         for s in setups.values():
@@ -892,14 +894,14 @@ def target_families(ctx: dict, cfg: dict, budget: Budget) -> dict:
                 wait_listening(s["net"].ns, f"{s['net'].subnet6}:1", 8080)
         for label, s in setups.items():
             extra = ["--target-interval", "10", "--log-format", "json"]
-            for i in range(count):
+            for i in range(s["count"]):
                 extra += ["--target", f"t{i}=http://{s['name']}:8080/t{i}"]
             s["server"] = Reachd(ctx["reachd"], s["net"].ns, ctx["workdir"], heartbeat=3600, extra=extra,
                                  log_name=f"reachd-{label}")
         for s in setups.values():
             s["server"].wait_ready(timeout=30)
         for s in setups.values():
-            doc = wait_settled(s["server"], count, s["families"], timeout=30)
+            doc = wait_settled(s["server"], s["count"], s["families"], timeout=30)
             s["addresses"] = doc["targets"][0]["addresses"]
         time.sleep(2)
         before = {}
@@ -918,7 +920,7 @@ def target_families(ctx: dict, cfg: dict, budget: Budget) -> dict:
             udp = nsutil.udp_sent(pid)
             served = {f: requests.get(f, 0) - (b["requests"] or {}).get(f, 0) for f in FAMILIES}
             out[label] = {
-                "name": s["name"], "addresses": s["addresses"], "families": list(s["families"]),
+                "name": s["name"], "targets": s["count"], "addresses": s["addresses"], "families": list(s["families"]),
                 "rss_kib": b["rss_kib"], "rss_end_kib": nsutil.status_kib(pid), "hwm_kib": nsutil.status_kib(pid, "VmHWM"),
                 "rss_anon_kib": nsutil.status_kib(pid, "RssAnon"), "rss_file_kib": nsutil.status_kib(pid, "RssFile"),
                 "threads": len(os.listdir(f"/proc/{pid}/task")), "cpu_s": cpu_s, "cpu_pct": 100 * cpu_s / wall,
@@ -926,18 +928,22 @@ def target_families(ctx: dict, cfg: dict, budget: Budget) -> dict:
                 "cpu_us_per_request": 1e6 * cpu_s / sum(served.values()) if sum(served.values()) else None,
                 "udp_sent": sum((udp[k] or 0) - (b["udp"][k] or 0) for k in udp),
             }
-        v4, dual = out["ipv4"], out["dual"]
+        v4, v4x2, dual = out["ipv4"], out["ipv4x2"], out["dual"]
         out["cpu_ratio"] = dual["cpu_pct"] / v4["cpu_pct"] if v4["cpu_pct"] > 0 else None
+        # As many probes a round: what dual-stack costs beyond the probes it makes.
+        out["cpu_ratio_equal_probes"] = dual["cpu_pct"] / v4x2["cpu_pct"] if v4x2["cpu_pct"] > 0 else None
         out["rss_growth_kib"] = dual["rss_kib"] - v4["rss_kib"]
         log(f"targets dual-stack vs IPv4-only, same {wall:.0f}s window: CPU {dual['cpu_pct']:.3f} % vs "
-            f"{v4['cpu_pct']:.3f} % ({out['cpu_ratio'] or 0:.2f}×), RSS {dual['rss_kib']} vs {v4['rss_kib']} KiB, "
+            f"{v4['cpu_pct']:.3f} % ({out['cpu_ratio'] or 0:.2f}×; 200 IPv4-only {v4x2['cpu_pct']:.3f} %, "
+            f"{out['cpu_ratio_equal_probes'] or 0:.2f}×), RSS {dual['rss_kib']} vs {v4['rss_kib']} KiB, "
             f"requests per round {dual['requests_per_round']:.0f} vs {v4['requests_per_round']:.0f}, "
             f"UDP sent {dual['udp_sent']} / {v4['udp_sent']}")
-        # The IPv4-only pair is done; the dual-stack one goes on to the link-down flaps alone.
-        s4 = setups["ipv4"]
-        s4["server"].stop()
-        s4["server"] = None
-        nsutil.stop(s4["peer"])
+        # The IPv4-only ones are done; the dual-stack one goes on to the link-down flaps alone.
+        for label in ("ipv4", "ipv4x2"):
+            s4 = setups[label]
+            s4["server"].stop()
+            s4["server"] = None
+            nsutil.stop(s4["peer"])
         if budget.left() < 2.5 * cfg["target_flaps"] + ctx["reserve"]:
             log("targets: time budget reached, dual-stack link-down flaps skipped")
         else:

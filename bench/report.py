@@ -232,6 +232,12 @@ def _target_rows(ph: dict, add) -> None:
             f"{d['cpu_pct']:.3f} % of a core", f"{v['cpu_pct']:.3f} %", "100 IPv4-only targets",
             num(rat, "{:.2f}"), "≤ 2× single-family", rat is not None and rat <= 2,
             f"{rat:.2f}× IPv4-only" if rat is not None else "")
+        if fam.get("ipv4x2"):
+            x2, eq = fam["ipv4x2"], fam.get("cpu_ratio_equal_probes")
+            add(f"100 dual-stack targets against as many probes: 200 IPv4-only targets in the same window "
+                f"({x2['requests_per_round']:.0f} probes a round): what dual-stack costs beyond its probes",
+                f"{d['cpu_pct']:.3f} % of a core", f"{x2['cpu_pct']:.3f} %", "200 IPv4-only targets",
+                num(eq, "{:.2f}"), "—", "info")
         none = _get(tg, "none", "rss_kib")
         add("RSS with 100 dual-stack targets", f"{mib(d['rss_kib'])} (+{fam['rss_growth_kib'] / 1024:.1f} MiB over "
             f"IPv4-only" + (f", +{(d['rss_kib'] - none) / 1024:.1f} MiB over no targets" if none else "")
@@ -386,6 +392,7 @@ def _targets_detail(r: dict) -> str:
                    f"{num(w.get('rps'))} | {ms(w.get('p99_ms'))} |")
     fam = t.get("families") or {}
     for key, name in (("ipv4", "100 IPv4-only targets every 10 s (`v4.test`: A)"),
+                      ("ipv4x2", "200 IPv4-only targets every 10 s (`v4.test`: A)"),
                       ("dual", "100 dual-stack targets every 10 s (`dual.test`: A + AAAA)")):
         row = fam.get(key)
         if row:
@@ -522,7 +529,9 @@ never as the system service.
   `ares_getaddrinfo` reads it before DNS; the namespace's UDP counters show no query was sent). Its
   comparison is 100 IPv4-only targets, `http://v4.test:8080/tN` with an IPv4 address only, run at
   the same time as the dual-stack reachd and measured over the same window; the ratio is
-  dual-stack ÷ IPv4-only.
+  dual-stack ÷ IPv4-only. A third reachd in the same window probes 200 IPv4-only targets, as many
+  probes a round as the dual-stack targets make: dual-stack ÷ that is what the family logic costs
+  beyond its probes (1 when it costs nothing more).
   **Link down**, with every target reachable: the `RTM_NEWLINK` request as above, timed from its
   ACK to the first `/events` document whose `state` is `unreachable`, to the first whose targets
   are all `unreachable`/`no-route` (each family with addresses too), and to the first that is
