@@ -31,7 +31,7 @@ struct StatusTextTests {
 
     /// Found by FuzzClient (`Fuzz/Regressions/FuzzClient/year-before-0000`): a time that is year
     /// 0000 with its offset but before it in UTC was written `-0001-12-31T23:00:00.000Z`, which the
-    /// parser then refused, so `reachd status --json` could print a document it cannot read.
+    /// parser then refused: `reachd status` printed a time no RFC 3339 reader takes.
     @Test(arguments: [
         "0000-01-01T00:00:00.000+01:00", "9999-12-31T23:59:59.9996Z", "9999-12-31T23:00:00.000-01:00",
         "10000-01-01T00:00:00.000Z",

@@ -12,11 +12,11 @@ public struct Timestamp: Sendable {
 
     /// The times written with RFC 3339's four-digit year, 0000 to 9999, once in UTC and rounded.
     /// A time outside would be written `-0001-12-31T23:00:00.000Z` (`0000-01-01T00:00:00+01:00`
-    /// read back) or `10000-…`, which this parser and RFC 3339 refuse: a client that prints the
-    /// document it read would print one it cannot read again (found by FuzzClient). The bounds
-    /// are 0000-01-01 and 10000-01-01 as this style reads them (its calendar is Julian before
-    /// 1582, so year 0000 starts two days before the proleptic Gregorian one), less the half
-    /// millisecond `format` adds.
+    /// read back) or `10000-…`, which this parser and RFC 3339 refuse: `reachd status` would
+    /// print such a time, and the document would not survive its own encoder (found by
+    /// FuzzClient). The bounds are 0000-01-01 and 10000-01-01 as this style reads them (its
+    /// calendar is Julian before 1582, so year 0000 starts two days before the proleptic
+    /// Gregorian one), less the half millisecond `format` adds.
     private static let fourDigitYears =
         Date(timeIntervalSince1970: -62_167_392_000 - 0.000_5)..<Date(timeIntervalSince1970: 253_402_300_800 - 0.000_5)
 
