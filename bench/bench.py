@@ -812,7 +812,7 @@ def phase_targets(ctx: dict, cfg: dict, budget: Budget) -> dict:
     """100 HTTP targets on a server behind the gateway, probed every 10 s, against the same
     reachd without targets: CPU, RSS, /status throughput; how a link down reaches the status
     (`unreachable`) and the targets (`no-route`), and whether it is one document; then 100
-    dual-stack targets next to 100 IPv4-only ones in the same window (`target_families`)."""
+    dual-stack targets next to 100 and to 200 IPv4-only ones in the same window (`target_families`)."""
     results: dict = {}
     count = cfg["targets"]
     # "quiet": the same 100 targets, probed once and then not for a day: the document is as large
@@ -934,7 +934,7 @@ def target_families(ctx: dict, cfg: dict, budget: Budget) -> dict:
         out["cpu_ratio_equal_probes"] = dual["cpu_pct"] / v4x2["cpu_pct"] if v4x2["cpu_pct"] > 0 else None
         out["rss_growth_kib"] = dual["rss_kib"] - v4["rss_kib"]
         log(f"targets dual-stack vs IPv4-only, same {wall:.0f}s window: CPU {dual['cpu_pct']:.3f} % vs "
-            f"{v4['cpu_pct']:.3f} % ({out['cpu_ratio'] or 0:.2f}×; 200 IPv4-only {v4x2['cpu_pct']:.3f} %, "
+            f"{v4['cpu_pct']:.3f} % ({out['cpu_ratio'] or 0:.2f}×; {v4x2['targets']} IPv4-only {v4x2['cpu_pct']:.3f} %, "
             f"{out['cpu_ratio_equal_probes'] or 0:.2f}×), RSS {dual['rss_kib']} vs {v4['rss_kib']} KiB, "
             f"requests per round {dual['requests_per_round']:.0f} vs {v4['requests_per_round']:.0f}, "
             f"UDP sent {dual['udp_sent']} / {v4['udp_sent']}")
