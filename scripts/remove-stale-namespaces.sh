@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Deletes network namespaces that test runs left behind: the Swift suites name theirs
-# `rt-<pid>-<n>`, the pytest suite `e2e-<pid>-…`, bench `bench-<pid>-…`, check-runtime-image.sh
+# `rt-<pid>-<n>`, the pytest suite `e2e-<pid>-…`, bench/run.sh `rb<pid>-<n>`, check-runtime-image.sh
 # `image-<pid>-check`, measure-limits.py `limits-<pid>-m`, the fuzz corpus recorders
 # (Fuzz/record-*.py) `fuzz-<pid>-…`. A namespace whose process is gone is a leftover (a killed or
 # crashed run); any of a live process is kept. So is its /etc/netns/<name> directory (the
@@ -12,7 +12,7 @@
 set -uo pipefail
 before=0
 [[ ${1:-} == --before ]] && before=1
-pattern='^(rt|e2e|bench|image|limits|fuzz)-([0-9]+)-'
+pattern='^(rt-|e2e-|rb|image-|limits-|fuzz-)([0-9]+)-'
 leaked=0
 for name in $(ip netns list 2>/dev/null | awk '{print $1}'); do
     if [[ $name =~ $pattern ]] && ! kill -0 "${BASH_REMATCH[2]}" 2>/dev/null; then
