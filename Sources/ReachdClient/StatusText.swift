@@ -69,30 +69,57 @@ package enum StatusText {
         return visible(text)
     }
 
-    /// `  target db tcp://db.internal:5432 reachable via eth0 [198.18.1.10]`, or
-    /// `… unreachable (no-route) [198.18.1.10]`; with each family once they are known:
-    /// `… reachable degraded via eth0 [198.18.1.10, 2001:db8::10]; ipv4 reachable, ipv6 unreachable (timeout)`.
+    /// `  target db tcp://db.internal:5432 reachable via eth0 [198.18.1.10] since …`, or
+    /// `… unreachable (no-route) [198.18.1.10] since …`; with each family once they are known, the
+    /// address it probed and its interface: `… reachable degraded via eth0 [198.18.1.10,
+    /// 2001:db8::10] since …; ipv4 reachable 198.18.1.10 via eth0, ipv6 unreachable (timeout)
+    /// 2001:db8::10 via eth0`.
     package static func line(_ target: TargetStatus) -> String {
         var parts = ["  target", target.name, target.url, stateText(target.state.rawValue, target.reason)]
         if target.degraded { parts.append("degraded") }
         if let interface = target.interface { parts.append("via \(interface)") }
         if !target.addresses.isEmpty { parts.append(addressList(target.addresses)) }
+        parts.append(sinceText(target.since))
         let families = AddressFamily.allCases.compactMap { family in target[family].map { familyText(family, $0) } }
         let text = parts.joined(separator: " ") + (families.isEmpty ? "" : "; " + families.joined(separator: ", "))
         return visible(text)
     }
 
-    /// `  connectivity full http://check.example/generate_204`, or `… limited (timeout) …`; with
-    /// each family once checked: `…; ipv4 full, ipv6 limited (timeout)`.
+    /// `  connectivity full http://check.example/generate_204 since …`, or `… limited (timeout)
+    /// …`; with each family once checked: `…; ipv4 full, ipv6 limited (timeout)`.
     package static func line(_ connectivity: ConnectivityStatus) -> String {
         var parts = ["  connectivity", stateText(connectivity.state.rawValue, connectivity.reason)]
         if connectivity.degraded { parts.append("degraded") }
         if let url = connectivity.url { parts.append(url) }
+        parts.append(sinceText(connectivity.since))
         let families = AddressFamily.allCases.compactMap { family in
             connectivity[family].map { familyText(family, $0) }
         }
         let text = parts.joined(separator: " ") + (families.isEmpty ? "" : "; " + families.joined(separator: ", "))
         return visible(text)
+    }
+
+    /// `  dns degraded kubernetes.default.svc.cluster.local. since …`, or `  dns failing
+    /// (no-servers) … since …`; each nameserver on a line of its own after it.
+    package static func line(_ dns: DNSStatus) -> String {
+        var parts = ["  dns", dns.state.rawValue]
+        if let reason = dns.reason { parts.append("(\(reason.rawValue))") }
+        if let name = dns.name { parts.append(name) }
+        parts.append(sinceText(dns.since))
+        return visible(parts.joined(separator: " "))
+    }
+
+    /// `    nameserver 10.96.0.10 failing (timeout) since …`.
+    package static func line(_ server: NameserverStatus) -> String {
+        var parts = ["    nameserver", server.address, server.state.rawValue]
+        if let reason = server.reason { parts.append("(\(reason.rawValue))") }
+        parts.append(sinceText(server.since))
+        return visible(parts.joined(separator: " "))
+    }
+
+    /// `since 2026-11-21T22:00:00.123Z`: when the thing's state last changed.
+    private static func sinceText(_ since: Date) -> String {
+        "since " + ReachabilityStatus.timestampStyle.format(since)
     }
 
     /// The families of a degraded target that are down: `ipv6 timeout`.
@@ -105,9 +132,13 @@ package enum StatusText {
         }
     }
 
-    /// `ipv6 unreachable (timeout)`.
+    /// `ipv6 unreachable (timeout) 2001:db8::10 via eth0`: the address probed and its interface
+    /// when the family has a routable one.
     private static func familyText(_ family: AddressFamily, _ status: TargetFamilyStatus) -> String {
-        "\(family.rawValue) " + stateText(status.state.rawValue, status.reason)
+        var parts = [family.rawValue, stateText(status.state.rawValue, status.reason)]
+        if let address = status.address { parts.append(address) }
+        if let interface = status.interface { parts.append("via \(interface)") }
+        return parts.joined(separator: " ")
     }
 
     /// `ipv6 limited (timeout)`.

@@ -34,6 +34,12 @@ struct StatusCommand: ParsableCommand {
         if status.connectivity.state != .disabled {
             print(StatusText.line(status.connectivity))
         }
+        if status.dns.state != .disabled {
+            print(StatusText.line(status.dns))
+            for server in status.dns.servers {
+                print(StatusText.line(server))
+            }
+        }
     }
 }
 

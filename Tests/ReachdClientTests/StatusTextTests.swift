@@ -60,7 +60,9 @@ struct StatusTextControlCharacterTests {
         let target = TargetStatus(
             name: "db", url: "tcp://db:5432", state: .reachable, addresses: ["198.18.1.1"], interface: "l\u{7F}",
             since: since)
-        #expect(StatusText.line(target) == "  target db tcp://db:5432 reachable via l\\x7f [198.18.1.1]")
+        #expect(
+            StatusText.line(target)
+                == "  target db tcp://db:5432 reachable via l\\x7f [198.18.1.1] since 1970-01-01T00:00:00.000Z")
         let unreachable = TargetStatus(
             name: "x\u{9B}", url: "host://x", state: .unreachable, reason: .dns, since: since)
         #expect(StatusText.targetsSummary([unreachable]) == "targets 0/1 reachable (x\\x9b dns)")
@@ -96,19 +98,22 @@ struct StatusTextFamilyTests {
     @Test func aTargetLineShowsEachFamilyAndDegraded() {
         #expect(
             StatusText.line(Self.web)
-                == "  target web https://web.test/ reachable degraded via eth0 [198.18.1.10, 2001:db8::10]; "
-                + "ipv4 reachable, ipv6 unreachable (timeout)")
+                == "  target web https://web.test/ reachable degraded via eth0 [198.18.1.10, 2001:db8::10] since 2026-11-18T11:06:40.000Z; "
+                + "ipv4 reachable 198.18.1.10 via eth0, ipv6 unreachable (timeout) 2001:db8::10 via eth0")
         let literal = TargetStatus(
             name: "db", url: "tcp://198.18.1.10:5432", state: .unreachable, reason: .noRoute,
             addresses: ["198.18.1.10"], since: Self.since, ipv4: .noRoute)
         #expect(
             StatusText.line(literal)
-                == "  target db tcp://198.18.1.10:5432 unreachable (no-route) [198.18.1.10]; ipv4 unreachable (no-route)"
+                == "  target db tcp://198.18.1.10:5432 unreachable (no-route) [198.18.1.10] since 2026-11-18T11:06:40.000Z; "
+                + "ipv4 unreachable (no-route)"
         )
         // Not resolved: no family at all, the line as before.
         let unresolved = TargetStatus(
             name: "nx", url: "host://nx.test", state: .unreachable, reason: .dns, since: Self.since)
-        #expect(StatusText.line(unresolved) == "  target nx host://nx.test unreachable (dns)")
+        #expect(
+            StatusText.line(unresolved) == "  target nx host://nx.test unreachable (dns) since 2026-11-18T11:06:40.000Z"
+        )
     }
 
     @Test func theSummaryNamesDegradedTargetsAfterTheUnreachableOnes() {
@@ -131,14 +136,17 @@ struct StatusTextFamilyTests {
             degraded: true)
         #expect(
             StatusText.line(check)
-                == "  connectivity full degraded http://check.test/generate_204; ipv4 full, ipv6 limited (timeout)")
+                == "  connectivity full degraded http://check.test/generate_204 since 2026-11-18T11:06:40.000Z; ipv4 full, ipv6 limited (timeout)"
+        )
         #expect(StatusText.connectivitySummary(check) == "connectivity full degraded: ipv6 limited (timeout)")
         let limited = ConnectivityStatus(
             state: .limited, url: "http://check.test/", reason: .timeout, since: Self.since,
             ipv4: ConnectivityFamilyStatus(state: .limited, reason: .timeout))
         #expect(StatusText.connectivitySummary(limited) == "connectivity limited (timeout)")
         #expect(
-            StatusText.line(limited) == "  connectivity limited (timeout) http://check.test/; ipv4 limited (timeout)")
+            StatusText.line(limited)
+                == "  connectivity limited (timeout) http://check.test/ since 2026-11-18T11:06:40.000Z; ipv4 limited (timeout)"
+        )
     }
 
     @Test(arguments: [
@@ -159,6 +167,25 @@ struct StatusTextFamilyTests {
         dns.deriveOverall(at: Self.since)
         #expect(StatusText.dnsSummary(dns) == expected)
         #expect(StatusText.summary(Self.document(dns: dns)).hasSuffix(", " + expected))
+    }
+
+    /// `reachd status` shows every field of `dns`: its line (state, reason, name, since), then
+    /// one line per nameserver (address, state, reason, since).
+    @Test func dnsAndEachServerHaveLinesOfTheirOwn() {
+        let dns = DNSStatus(
+            state: .degraded, name: "a.test.", since: Self.since,
+            servers: [
+                NameserverStatus(address: "10.0.0.1", state: .answering, since: Self.since),
+                NameserverStatus(address: "10.0.0.2", state: .failing, reason: .timeout, since: Self.since),
+            ])
+        #expect(StatusText.line(dns) == "  dns degraded a.test. since 2026-11-18T11:06:40.000Z")
+        #expect(
+            dns.servers.map(StatusText.line) == [
+                "    nameserver 10.0.0.1 answering since 2026-11-18T11:06:40.000Z",
+                "    nameserver 10.0.0.2 failing (timeout) since 2026-11-18T11:06:40.000Z",
+            ])
+        let none = DNSStatus(state: .failing, name: "a.test.", reason: .noServers, since: Self.since)
+        #expect(StatusText.line(none) == "  dns failing (no-servers) a.test. since 2026-11-18T11:06:40.000Z")
     }
 
     @Test func manyFailingServersShowTheFirstFew() {

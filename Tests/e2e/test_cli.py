@@ -721,15 +721,28 @@ def test_status_shows_targets_and_connectivity():
         served_document(), TARGETS,
         {"state": "limited", "url": "http://check.test/generate_204", "reason": "timeout"},
     )
+    since = document["connectivity"]["since"]
+    # Every field shows: a family's address and interface, each `since`, DNS and its servers.
+    document["targets"][0]["ipv4"] = {"state": "reachable", "reason": None, "address": "198.18.1.10",
+                                      "interface": "eth0"}
+    document["dns"] = {"state": "degraded", "name": "a.test.", "reason": None, "since": since, "servers": [
+        {"address": "198.18.9.1", "state": "answering", "reason": None, "since": since},
+        {"address": "198.18.9.2", "state": "failing", "reason": "timeout", "since": since}]}
     with FakeReachd([document]) as fake:
         result = run("status", "--port", str(fake.port))
         assert result.returncode == 0, result.stderr
         lines = result.stdout.splitlines()
-        assert "targets 1/3 reachable (api no-route, cache unknown), connectivity limited (timeout)" in lines[0]
-        assert "  target db tcp://db.internal:5432 reachable via eth0 [198.18.1.10]" in lines
-        assert "  target api https://api.internal/health unreachable (no-route) [198.18.2.1, 2001:db8::2]" in lines
-        assert "  target cache host://cache.internal unknown" in lines
-        assert "  connectivity limited (timeout) http://check.test/generate_204" in lines
+        assert ("targets 1/3 reachable (api no-route, cache unknown), connectivity limited (timeout), "
+                "dns degraded (198.18.9.2 timeout)") in lines[0]
+        assert (f"  target db tcp://db.internal:5432 reachable via eth0 [198.18.1.10] since {since}; "
+                "ipv4 reachable 198.18.1.10 via eth0") in lines
+        assert (f"  target api https://api.internal/health unreachable (no-route) [198.18.2.1, 2001:db8::2] "
+                f"since {since}") in lines
+        assert f"  target cache host://cache.internal unknown since {since}" in lines
+        assert f"  connectivity limited (timeout) http://check.test/generate_204 since {since}" in lines
+        assert lines[-3:] == [f"  dns degraded a.test. since {since}",
+                              f"    nameserver 198.18.9.1 answering since {since}",
+                              f"    nameserver 198.18.9.2 failing (timeout) since {since}"], lines
         # --json is the document as served, untouched.
         result = run("status", "--json", "--port", str(fake.port))
         assert json.loads(result.stdout) == document

@@ -548,6 +548,10 @@ def test_page_shows_each_family_degraded_and_every_nameserver(veth, reachd_facto
         assert set(family_lines(rows["v4"])) == {"ipv4"} and family_lines(rows["nx"]) == {}
         assert b.driver.find_elements(By.CSS_SELECTOR, "#targets b, #dns b, #connectivity b") == []
         assert b.text("dns").startswith("degraded") and "kubernetes.default.svc.cluster.local." in b.text("dns")
+        # Each check's and each nameserver's `since`, as the targets' (how long; the time on hover).
+        for part, count in (("connectivity", 1), ("dns", 1 + len(first["dns"]["servers"]))):
+            spans = b.driver.find_elements(By.CSS_SELECTOR, f"#{part} [data-since]")
+            assert len(spans) == count and all(s.get_attribute("title") == since for s in spans), (part, spans)
         assert "degraded" in b.text("connectivity") and "limited" in family_lines(
             b.driver.find_element(By.ID, "connectivity"))["ipv6"]
 

@@ -65,6 +65,8 @@ enum ClientFuzz {
         lines += status.path.interfaces.map(StatusText.line)
         lines += status.targets.map(StatusText.line)
         lines.append(StatusText.line(status.connectivity))
+        lines.append(StatusText.line(status.dns))
+        lines += status.dns.servers.map(StatusText.line)
         for line in lines {
             require(
                 !line.unicodeScalars.contains { $0.value < 0x20 || ($0.value >= 0x7F && $0.value < 0xA0) },

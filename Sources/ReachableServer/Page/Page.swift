@@ -11,7 +11,7 @@
 /// with separate files: the page stays one request and one route.
 enum Page {
     static let styleHash = "sha256-ul55BXMZIUVriSskiChlA8EYqtSuI/wjNod4z1LZhRw="
-    static let scriptHash = "sha256-hM1e7va6fXC+hrBLYPFWtqeILlZDMwZvXDJAM+ywvG0="
+    static let scriptHash = "sha256-0gwNc04gI/woUd0jA7s7oyl9qkDeiFkk0yX2Ooc9b1I="
 
     /// `require-trusted-types-for 'script'` makes Chromium refuse any string assigned to an HTML
     /// sink such as `innerHTML` (the page uses none: all text goes through `textContent`);

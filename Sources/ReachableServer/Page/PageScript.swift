@@ -65,6 +65,8 @@ extension Page {
             }
             return out;
           }
+          // How long a check has been in its state; nothing while it is off.
+          function lastingSince(x) { return x.since && x.state !== "disabled" ? add(el("div", "detail"), since(x.since)) : null; }
           function degraded(x) { return x.degraded ? badge("degraded", "warn degraded") : null; }
           function flag(id, text, t) {
             const span = $(id).lastElementChild;
@@ -92,15 +94,17 @@ extension Page {
             const url = el("div", "detail clip", c.url || "no --connectivity-url");
             url.title = c.url || "";
             add(clear("connectivity"), el("span", "big " + tone(c.state), c.state), c.reason ? badge(c.reason, "warn") : null,
-              degraded(c), url, ...families(c, "warn"));
+              degraded(c), url, lastingSince(c), ...families(c, "warn"));
 
             const d = doc.dns || { state: "disabled", name: null, servers: [] };
             const name = el("div", "detail clip", d.name || "no --dns-check");
             name.title = d.name || "";
-            const dns = add(clear("dns"), el("span", "big " + tone(d.state), d.state), d.reason ? badge(d.reason, "bad") : null, name);
+            const dns = add(clear("dns"), el("span", "big " + tone(d.state), d.state), d.reason ? badge(d.reason, "bad") : null, name,
+              lastingSince(d));
             for (const server of d.servers || []) {
               add(dns, add(el("div", "detail server"), el("span", "mono", server.address), document.createTextNode(" "),
-                badge(server.state), server.reason ? badge(server.reason, "bad") : null));
+                badge(server.state), server.reason ? badge(server.reason, "bad") : null,
+                ...(server.since ? [document.createTextNode(" "), since(server.since)] : [])));
             }
 
             const targets = clear("targets");
