@@ -1,3 +1,4 @@
+import Reachable
 import Testing
 
 @testable import ReachableServer
@@ -87,5 +88,52 @@ struct HostCheckTests {
                 HTTPRequest(
                     method: "GET", path: "/", version: "HTTP/1.1", headers: [HTTPField("HOST", "rebind.example")])))
         #expect(HostCheck(policy: .any).allows(request(["rebind.example"])))
+    }
+
+    @Test func theHostFieldIsFoundInAnyCaseAndOnlyByItsWholeName() {
+        for name in ["Host", "host", "HOST", "hOsT"] { #expect(HostCheck.isHostField(name), "\(name)") }
+        for name in ["", "Hos", "Hosts", "X-Host", "Host ", "Hoſt", "Ho\u{0}t"] {
+            #expect(!HostCheck.isHostField(name), "\(name.debugDescription)")
+        }
+    }
+
+    /// The byte reader against every shape the rule names: a few hundred generated values
+    /// compared with what the text rule (`HostName`, `IPAddress`) says of them.
+    @Test func theByteReaderAgreesWithTheTextRules() {
+        let hosts = ["a", "A.b", "127.0.0.1", "1.2.3", "01.2.3.4", "[::1]", "[fe80::1%eth0]", "x_y", "-a", "a-"]
+        let ports = ["", ":", ":1", ":65535", ":123456", ":x"]
+        let ends = ["", ".", "..", " ", "\t"]
+        for host in hosts {
+            for port in ports {
+                for end in ends {
+                    let value = host + end + port
+                    #expect(HostHeader(value) == textRule(value), "\(value.debugDescription)")
+                }
+            }
+        }
+    }
+
+    /// The rule as text, as it was read before the byte reader: the reference it must match.
+    private func textRule(_ value: String) -> HostHeader {
+        var rest = Substring(value.trimmed)
+        if rest.isEmpty { return .empty }
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]"), isPort(rest[rest.index(after: close)...]),
+                IPAddress(String(rest[rest.index(after: rest.startIndex)..<close]))?.isIPv6 == true
+            else { return .malformed }
+            return .ipLiteral
+        }
+        if let colon = rest.firstIndex(of: ":") {
+            guard isPort(rest[colon...]) else { return .malformed }
+            rest = rest[..<colon]
+        }
+        guard let name = HostHeader.normalisedName(rest) else { return .malformed }
+        return IPAddress(name)?.isIPv6 == false ? .ipLiteral : .name(name)
+    }
+
+    private func isPort(_ text: Substring) -> Bool {
+        guard let first = text.first else { return true }
+        let digits = text.dropFirst()
+        return first == ":" && digits.count <= 5 && digits.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 }

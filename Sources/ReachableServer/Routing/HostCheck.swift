@@ -26,8 +26,18 @@ struct HostCheck: Sendable {
     func allows(_ request: HTTPRequest) -> Bool {
         guard case .names(let patterns) = policy else { return true }
         return request.headers.allSatisfy { field in
-            field.name.lowercased() != "host" || allows(HostHeader(field.value), patterns: patterns)
+            !Self.isHostField(field.name) || allows(HostHeader(field.value), patterns: patterns)
         }
+    }
+
+    /// Whether a field's name is `Host`, in any case, without making a lowercased copy of every
+    /// name of every request.
+    static func isHostField(_ name: String) -> Bool {
+        var utf8 = name.utf8.makeIterator()
+        for expected in "host".utf8 {
+            guard let byte = utf8.next(), byte | 0x20 == expected else { return false }
+        }
+        return utf8.next() == nil
     }
 
     /// Whether one `Host` value is allowed.
@@ -41,7 +51,8 @@ struct HostCheck: Sendable {
         case .empty, .ipLiteral: true
         case .malformed: false
         case .name(let name):
-            name == "localhost" || !name.contains(".") || Self.alwaysAllowedSuffixes.contains { name.hasSuffix($0) }
+            name == "localhost" || !name.utf8.contains(UInt8(ascii: "."))
+                || Self.alwaysAllowedSuffixes.contains { name.hasSuffix($0) }
                 || name == hostName || patterns.contains { $0.matches(name) }
         }
     }
