@@ -93,6 +93,9 @@ public func buildApplication(
             },
             nameserverAsked: { server, duration, _ in
                 metrics.recordNameserverQuery(server: server, duration: duration)
+            },
+            resolverProblem: { message in
+                logger.warning("the resolver cannot use a nameserver", metadata: ["error": "\(message)"])
             })
         probes = try ProbeService.make(
             configuration.probes, monitor: monitor, trustedCertificates: configuration.trustedCertificates,

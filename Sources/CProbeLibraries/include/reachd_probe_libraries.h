@@ -64,7 +64,7 @@ int reachd_probe_libraries_load(char *error, size_t error_size);
       (ares_channel channel, const char *name, int dnsclass, int type, ares_callback callback,   \
        void *context),                                                                           \
       (channel, name, dnsclass, type, callback, context))                                        \
-    X(int, ares_set_servers_ports_csv, (ares_channel channel, const char *servers),              \
+    X(int, ares_set_servers_ports, (ares_channel channel, struct ares_addr_port_node * servers), \
       (channel, servers))                                                                        \
     X(int, ares_parse_a_reply,                                                                   \
       (const unsigned char *answer, int length, struct hostent **host,                           \

@@ -22,16 +22,20 @@ public final class ProbeEngine: Sendable {
     ///   - resolver: where DNS configuration comes from (tests point it at their own server).
     ///   - trustedCertificates: a PEM bundle to verify TLS servers against instead of the system's CAs
     ///     (`CURLOPT_CAINFO`); `nil` in production. Verification itself is never turned off.
+    ///   - resolverProblem: told (on the engine thread) when c-ares refuses a configuration, so
+    ///     that a nameserver that cannot be asked is said in the log, not only as a reason.
     public init(
-        resolver: ResolverConfiguration = ResolverConfiguration(), trustedCertificates: String? = nil
+        resolver: ResolverConfiguration = ResolverConfiguration(), trustedCertificates: String? = nil,
+        resolverProblem: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(ProbeEngineError) {
         if let failure = ProbeLibraries.failure {
             throw ProbeEngineError("outbound probes need libcurl and c-ares: \(failure)")
         }
         guard let multi = reachd_curl_multi_init() else { throw ProbeEngineError("curl_multi_init failed") }
         core = EngineCore(
-            multi: multi, resolver: Resolver(configuration: resolver),
-            nameservers: NameserverQueries(port: resolver.serverPort), trustedCertificates: trustedCertificates)
+            multi: multi, resolver: Resolver(configuration: resolver, problem: resolverProblem),
+            nameservers: NameserverQueries(port: resolver.serverPort, problem: resolverProblem),
+            trustedCertificates: trustedCertificates)
         try core.startThread()
     }
 

@@ -9,12 +9,17 @@ public struct ProbeEvents: Sendable {
     public var targetProbed: @Sendable (_ target: String, _ duration: Duration, _ failure: ProbeFailureReason?) -> Void
     /// Every finished query to one nameserver (`--dns-check`).
     public var nameserverAsked: @Sendable (_ server: String, _ duration: Duration, _ failure: DNSFailureReason?) -> Void
+    /// c-ares refused a configuration (resolv.conf, or one nameserver to ask alone), with its
+    /// message; said once until the message changes. For the log.
+    public var resolverProblem: @Sendable (_ message: String) -> Void
 
     public init(
         targetProbed: @escaping @Sendable (String, Duration, ProbeFailureReason?) -> Void = { _, _, _ in },
-        nameserverAsked: @escaping @Sendable (String, Duration, DNSFailureReason?) -> Void = { _, _, _ in }
+        nameserverAsked: @escaping @Sendable (String, Duration, DNSFailureReason?) -> Void = { _, _, _ in },
+        resolverProblem: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.targetProbed = targetProbed
         self.nameserverAsked = nameserverAsked
+        self.resolverProblem = resolverProblem
     }
 }

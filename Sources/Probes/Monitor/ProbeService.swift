@@ -26,7 +26,9 @@ public final class ProbeService: Sendable {
         events: ProbeEvents = ProbeEvents(), targetsReloaded: @escaping @Sendable (TargetsReload) -> Void = { _ in }
     ) throws -> ProbeService? {
         guard !configuration.isEmpty else { return nil }
-        let engine = try ProbeEngine(resolver: configuration.resolver, trustedCertificates: trustedCertificates)
+        let engine = try ProbeEngine(
+            resolver: configuration.resolver, trustedCertificates: trustedCertificates,
+            resolverProblem: events.resolverProblem)
         do {
             let routes = try RouteChecker(monitor: monitor)
             return ProbeService(

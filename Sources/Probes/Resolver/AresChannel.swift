@@ -60,14 +60,28 @@ final class AresChannel {
         var created: OpaquePointer?
         var status = reachd_ares_init_options(&created, &options, mask)
         if status == ARES_SUCCESS, let created {
-            let csv = port.map { "\(server.urlHost):\($0)" } ?? server.urlHost
-            status = reachd_ares_set_servers_ports_csv(created, csv)
+            status = Self.setServer(server, port: port, on: created)
             if status != ARES_SUCCESS { reachd_ares_destroy(created) }
         }
         guard status == ARES_SUCCESS, let created else {
             throw ResolverError("cannot ask \(server): \(String(cString: reachd_ares_strerror(status)))")
         }
         channel = created
+    }
+
+    /// Makes `server` the channel's one nameserver, as an address rather than text: c-ares
+    /// 1.18's text form refuses an IPv6 address in brackets without a port (`[2001:db8::1]`), and
+    /// every IPv6 nameserver read `failing (error)` for it (issue 23).
+    private static func setServer(_ server: IPAddress, port: UInt16?, on channel: OpaquePointer) -> Int32 {
+        var node = ares_addr_port_node()
+        node.family = server.family
+        withUnsafeMutableBytes(of: &node.addr) { storage in
+            storage.copyBytes(from: server.bytes)  // both union members start at its first byte
+        }
+        // 0: the channel's port (53, or the one its options set).
+        node.udp_port = Int32(port ?? 0)
+        node.tcp_port = Int32(port ?? 0)
+        return reachd_ares_set_servers_ports(channel, &node)
     }
 
     /// c-ares says which descriptors to watch; the channel keeps the set for the engine's poll.

@@ -23,9 +23,16 @@ final class NameserverQueries {
     private var channels: [IPAddress: AresChannel] = [:]
     private var pending = PendingQueries<NameserverAnswer>()
 
-    /// - Parameter port: a test's nameserver port; `nil` is 53, as resolv.conf means.
-    init(port: UInt16?) {
+    private let problem: @Sendable (String) -> Void
+    /// The last refusal said for each server, so a server that stays unaskable is logged once.
+    private var saidProblems: [IPAddress: String] = [:]
+
+    /// - Parameters:
+    ///   - port: a test's nameserver port; `nil` is 53, as resolv.conf means.
+    ///   - problem: told when c-ares will not ask a server (the channel cannot be made).
+    init(port: UInt16?, problem: @escaping @Sendable (String) -> Void = { _ in }) {
         self.port = port
+        self.problem = problem
     }
 
     /// Asks `server` for the A record of `name`; `completion` is called once, on the engine thread.
@@ -46,8 +53,11 @@ final class NameserverQueries {
             do {
                 channel = try AresChannel(server: server, port: port, timeout: timeout)
             } catch {
+                if saidProblems[server] != error.description { problem(error.description) }
+                saidProblems[server] = error.description
                 return query.finish(NameserverAnswer(server: server, failure: .error, detail: error.description))
             }
+            saidProblems[server] = nil
             channels[server] = channel
         }
         pending.append(query)

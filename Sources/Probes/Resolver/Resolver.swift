@@ -22,8 +22,11 @@ final class Resolver {
     /// Queries not yet completed, for their deadlines.
     private var pending = PendingQueries<ResolveOutcome>()
 
-    init(configuration: ResolverConfiguration) {
+    private let problem: @Sendable (String) -> Void
+
+    init(configuration: ResolverConfiguration, problem: @escaping @Sendable (String) -> Void = { _ in }) {
         self.configuration = configuration
+        self.problem = problem
     }
 
     /// Re-reads `resolv.conf` if it changed since the channel was made (or there is none yet). The
@@ -39,6 +42,7 @@ final class Resolver {
             configurationProblem = nil
         } catch {
             // Keep the previous channel, if any: an unreadable new file should not stop DNS.
+            if configurationProblem != error.description { problem(error.description) }
             configurationProblem = error.description
         }
     }
