@@ -104,7 +104,11 @@ final class Transfer {
     /// Builds the outcome from curl's result code and calls the completion (once).
     func finish(code: CURLcode) {
         let answered = code == CURLE_OK || (code == CURLE_WRITE_ERROR && stoppedReading)
-        var outcome = ProbeOutcome(failure: answered ? nil : CurlFailure.reason(for: code), timings: timings())
+        var socketErrno = 0
+        if code == CURLE_COULDNT_CONNECT { _ = reachd_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &socketErrno) }
+        var outcome = ProbeOutcome(
+            failure: answered ? nil : CurlFailure.reason(for: code, socketErrno: Int32(clamping: socketErrno)),
+            timings: timings())
         if answered, !job.connectOnly {
             var status = 0
             _ = reachd_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)

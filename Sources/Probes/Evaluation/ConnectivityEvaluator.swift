@@ -21,7 +21,7 @@ public struct ConnectivityEvaluation: Sendable, Equatable {
 /// | outcome | state |
 /// |---|---|
 /// | no route (decided by the caller before DNS) | `none` |
-/// | DNS, timeout, refused, TLS, other failures, or a 4xx/5xx | `limited` with that reason |
+/// | DNS, timeout, refused, host unreachable, TLS, other failures, or a 4xx/5xx | `limited` with that reason |
 /// | `204` | `full` (with or without an expected response: an empty 204 is the canonical check) |
 /// | a 2xx whose body starts with the expected response | `full` |
 /// | any other 200–399 (a redirect, a login page, a 200 without the expected body) | `portal` |

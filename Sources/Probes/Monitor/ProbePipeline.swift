@@ -3,7 +3,7 @@ import Reachable
 /// One probe of a URL from start to end, each stage able to end it with its own reason: resolve
 /// the name for both families (`dns`, `timeout`), then for **each family** with addresses, ask
 /// the kernel for a route to each of its addresses (`no-route`) and connect or request to the
-/// first routable one, pinned to it (`timeout`, `refused`, `http-status`, `tls`, `error`). The
+/// first routable one, pinned to it (`timeout`, `refused`, `host-unreachable`, `http-status`, `tls`, `error`). The
 /// families are probed concurrently, each within the same deadline. Every stage runs on the engine
 /// thread; route questions take microseconds.
 struct ProbePipeline: Sendable {

@@ -119,8 +119,12 @@ public enum ProbeFailureReason: String, Sendable, Hashable, CaseIterable {
     case noRoute = "no-route"
     /// No answer within the timeout (DNS, connect, TLS or HTTP).
     case timeout
-    /// The connection was refused.
+    /// The destination itself said no: a TCP reset, an ICMP "port unreachable".
     case refused
+    /// A router past the first hop said the destination cannot be reached (an ICMP destination
+    /// unreachable other than "port"): never `refused`, which sends people looking for a closed
+    /// port on the target.
+    case hostUnreachable = "host-unreachable"
     /// An HTTP answer outside 200–399.
     case httpStatus = "http-status"
     /// The TLS handshake or the certificate check failed.
