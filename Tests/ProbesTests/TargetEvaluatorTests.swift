@@ -25,7 +25,9 @@ import Testing
         #expect(first.state == .reachable && first.reason == nil && first.since == at(1))
     }
 
-    @Test(arguments: [ProbeFailureReason.dns, .timeout, .refused, .hostUnreachable, .httpStatus, .tls, .error, .noRoute])
+    @Test(arguments: [
+        ProbeFailureReason.dns, .timeout, .refused, .hostUnreachable, .httpStatus, .tls, .error, .noRoute,
+    ])
     func firstFailureDecidesAtOnce(_ reason: ProbeFailureReason) {
         let first = run([reason])[0]
         #expect(first.state == .unreachable && first.reason == reason && first.since == at(1))
