@@ -166,6 +166,99 @@ import Testing
             Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, nil)]), evaluator: strict, at: Self.at(3))
         #expect(book.status.ipv6?.state == .reachable && !book.status.degraded)
     }
+
+    // MARK: Each family resolved on its own (RFC 8305)
+
+    /// A result for some families only: the part of a run ready before the other family resolved.
+    static func part(
+        covering covered: Set<AddressFamily>, _ families: [ProbePipeline.FamilyResult],
+        addresses: [IPAddress], failedLookups: Set<AddressFamily> = []
+    ) -> ProbePipeline.Result {
+        ProbePipeline.Result(covers: covered, addresses: addresses, families: families, failedLookups: failedLookups)
+    }
+
+    @Test func anIPv4VerdictCountsBeforeTheAAAAAnswerAndAFailedAAAAIsNoFamily() throws {
+        var book = try Self.book()
+        book.record(
+            Self.part(covering: [.ipv4], [Self.family(Self.v4, nil)], addresses: [Self.v4]), evaluator: evaluator,
+            at: Self.at(1))
+        #expect(book.status.state == .reachable && book.status.ipv4?.state == .reachable)
+        #expect(book.status.ipv6 == nil && book.status.addresses == ["198.18.1.10"])
+        // The AAAA query then fails (REFUSED by every server, or none answered): the name never had
+        // an IPv6 address here, so the family stays null and nothing is counted against it.
+        let failed = book.record(
+            Self.part(covering: [.ipv6], [], addresses: [], failedLookups: [.ipv6]), evaluator: evaluator,
+            at: Self.at(2))
+        #expect(failed == 0)
+        #expect(book.status.state == .reachable && !book.status.degraded && book.status.ipv6 == nil)
+        #expect(book.status.ipv4?.state == .reachable && book.status.since == Self.at(1))
+    }
+
+    @Test func aFamilyThatHadAddressesAndWhoseLookupFailsIsAFailedProbeWithReasonDNS() throws {
+        var book = try Self.book()
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, nil)]), evaluator: evaluator, at: Self.at(1))
+        for attempt in 1...3 {
+            let failed = book.record(
+                Self.part(
+                    covering: [.ipv4, .ipv6], [Self.family(Self.v4, nil)], addresses: [Self.v4], failedLookups: [.ipv6]),
+                evaluator: evaluator, at: Self.at(1 + Double(attempt)))
+            #expect(failed == 1, "counted like any failed probe")
+            let status = book.status
+            #expect(status.addresses == ["198.18.1.10", "2001:db8:1::10"], "its last addresses stay while shown")
+            #expect(status.state == .reachable && status.reason == nil, "IPv4 answers: never unreachable (dns)")
+            if attempt < 3 {
+                #expect(status.ipv6?.state == .reachable && !status.degraded, "below --target-failures")
+            } else {
+                #expect(status.ipv6?.state == .unreachable && status.ipv6?.reason == .dns && status.degraded)
+            }
+        }
+        // The AAAA query answers again: the family is probed and judged as before.
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, nil)]), evaluator: evaluator, at: Self.at(9))
+        #expect(book.status.ipv6?.state == .reachable && !book.status.degraded)
+    }
+
+    @Test func aPartLeavesTheOtherFamilyAsItWas() throws {
+        var book = try Self.book()
+        book.record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, .timeout)]), evaluator: evaluator,
+            at: Self.at(1))
+        #expect(book.status.ipv6?.state == .unreachable && book.status.degraded)
+        book.record(
+            Self.part(covering: [.ipv4], [Self.family(Self.v4, nil)], addresses: [Self.v4]), evaluator: evaluator,
+            at: Self.at(2))
+        #expect(book.status.ipv6?.state == .unreachable && book.status.ipv6?.reason == .timeout, "not covered: kept")
+        #expect(book.status.addresses == ["198.18.1.10", "2001:db8:1::10"])
+        book.record(
+            Self.part(covering: [.ipv6], [Self.family(Self.v6, nil)], addresses: [Self.v6]), evaluator: evaluator,
+            at: Self.at(3))
+        #expect(book.status.ipv6?.state == .reachable && !book.status.degraded)
+        #expect(book.status.addresses == ["198.18.1.10", "2001:db8:1::10"])
+    }
+
+    @Test func theConnectivityBookKeepsAnUncoveredFamilyAndJudgesAFailedLookupLimitedDNS() throws {
+        let spec = try ConnectivitySpec.parse(url: "http://check.test/generate_204")
+        var book = ConnectivityBook(spec: spec, interval: .seconds(300), since: Self.start)
+        let ok = ProbeOutcome(failure: nil, statusCode: 204)
+        func family(_ address: IPAddress) -> ProbePipeline.FamilyResult {
+            ProbePipeline.FamilyResult(family: address.addressFamily, address: address, interface: "eth0", outcome: ok)
+        }
+        _ = book.record(
+            ProbePipeline.Result(addresses: [Self.v4, Self.v6], families: [family(Self.v4), family(Self.v6)]),
+            pathUnreachable: false, at: Self.at(1))
+        #expect(book.status.state == .full && !book.status.degraded)
+        let partDelay = book.record(
+            Self.part(covering: [.ipv4], [family(Self.v4)], addresses: [Self.v4]), pathUnreachable: false,
+            isLast: false, at: Self.at(2))
+        #expect(partDelay == nil, "a part moves no backoff")
+        #expect(book.status.ipv6?.state == .full, "not covered: kept")
+        _ = book.record(
+            Self.part(covering: [.ipv6], [], addresses: [], failedLookups: [.ipv6]), pathUnreachable: false,
+            at: Self.at(3))
+        #expect(book.status.ipv6?.state == .limited && book.status.ipv6?.reason == .dns)
+        #expect(book.status.state == .full && book.status.degraded, "IPv4 still gets through")
+    }
 }
 
 /// The connectivity check per family: the best family decides, in NetworkManager's order.

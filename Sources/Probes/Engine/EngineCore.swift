@@ -7,15 +7,25 @@ import Synchronization
 /// Work submitted from any thread, taken by the engine thread.
 enum EngineWork: Sendable {
     case probe(ProbeJob, @Sendable (ProbeOutcome) -> Void)
-    case resolve(String, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
+    /// Resolve a host: one family's addresses, or (`nil`) both families' in one lookup.
+    case resolve(String, AddressFamily?, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
     /// Ask one nameserver for a name's A record (the nameserver check).
     case askNameserver(IPAddress, name: String, timeout: Duration, @Sendable (NameserverAnswer) -> Void)
     /// Run on the engine thread (the orchestrators' state lives there).
     case perform(@Sendable () -> Void)
     /// Run on the engine thread at a time; a later one with the same key replaces it.
     case schedule(key: Int, at: ContinuousClock.Instant, @Sendable () -> Void)
+    /// Run on the engine thread at a time, once; nothing replaces it.
+    case after(ContinuousClock.Instant, @Sendable () -> Void)
     /// Call on the engine thread whenever the file at the path changes.
     case watch(path: String, completedWritesOnly: Bool, @Sendable () -> Void)
+}
+
+/// What names a pending engine timer: a source's key (one pending timer per key: a later one
+/// replaces it), or a one-shot timer numbered by the engine.
+enum EngineTimerKey: Hashable {
+    case replaceable(Int)
+    case oneShot(UInt64)
 }
 
 /// The engine thread's state and loop.
@@ -39,7 +49,8 @@ final class EngineCore: @unchecked Sendable {
     private let thread = Mutex<SourceThread?>(nil)
     private let counters = Mutex(EngineStatistics())
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
-    private var timers: [Int: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
+    private var timers: [EngineTimerKey: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
+    private var oneShotTimers: UInt64 = 0
     /// No timer is due before this (the earliest deadline, or earlier when a timer was replaced by
     /// a later one): the loop wakes many times per transfer, and scanning every target's timer on
     /// each wake-up was a sixth of the engine's CPU (perf, 100 targets).
@@ -171,16 +182,20 @@ final class EngineCore: @unchecked Sendable {
             case .probe(let job, let completion):
                 counters.withLock { $0.probes += 1 }
                 startProbe(job, completion: completion)
-            case .resolve(let host, let deadline, let completion):
+            case .resolve(let host, let family, let deadline, let completion):
                 counters.withLock { $0.resolutions += 1 }
-                resolver.start(host: host, deadline: deadline, completion: completion)
+                resolver.start(host: host, family: family, deadline: deadline, completion: completion)
             case .askNameserver(let server, let name, let timeout, let completion):
                 counters.withLock { $0.nameserverQueries += 1 }
                 nameservers.ask(server, name: name, timeout: timeout, completion: completion)
             case .perform(let body):
                 body()
             case .schedule(let key, let deadline, let body):
-                timers[key] = (deadline, body)
+                timers[.replaceable(key)] = (deadline, body)
+                timersDueFrom = min(timersDueFrom ?? deadline, deadline)
+            case .after(let deadline, let body):
+                oneShotTimers += 1
+                timers[.oneShot(oneShotTimers)] = (deadline, body)
                 timersDueFrom = min(timersDueFrom ?? deadline, deadline)
             case .watch(let path, let completedWritesOnly, let onChange):
                 if let watch = try? FileWatch(path: path, completedWritesOnly: completedWritesOnly) {
@@ -242,13 +257,13 @@ final class EngineCore: @unchecked Sendable {
         for item in unstarted {
             switch item {
             case .probe(_, let completion): completion(cancelled)
-            case .resolve(_, _, let completion):
+            case .resolve(_, _, _, let completion):
                 completion(
                     ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true))
             case .askNameserver(let server, _, _, let completion):
                 completion(
                     NameserverAnswer(server: server, failure: .error, detail: "the engine stopped", wasCancelled: true))
-            case .perform, .schedule, .watch: break
+            case .perform, .schedule, .after, .watch: break
             }
         }
         timers = [:]

@@ -51,17 +51,20 @@ public final class ProbeEngine: Sendable {
         core.submit(.probe(job, completion))
     }
 
-    /// Resolves a host name to its A and AAAA addresses (an IP literal comes back at once, without DNS).
+    /// Resolves a host name to its addresses (an IP literal comes back at once, without DNS).
     ///
     /// - Parameters:
     ///   - host: a name or an IP literal without brackets (`TargetURL.host`).
+    ///   - family: one family's query alone (A or AAAA; an answer without addresses of it is then
+    ///     no failure, see `ResolveOutcome`), or `nil` for both in one lookup.
     ///   - deadline: when to give up with `timeout`.
     /// - Returns: `false` when the engine is stopped; the completion is then never called.
     @discardableResult
     public func resolve(
-        _ host: String, deadline: ContinuousClock.Instant, completion: @escaping @Sendable (ResolveOutcome) -> Void
+        _ host: String, family: AddressFamily? = nil, deadline: ContinuousClock.Instant,
+        completion: @escaping @Sendable (ResolveOutcome) -> Void
     ) -> Bool {
-        core.submit(.resolve(host, deadline, completion))
+        core.submit(.resolve(host, family, deadline, completion))
     }
 
     /// Asks one nameserver alone for the A record of `name`, exactly as given (the nameserver check).
@@ -89,6 +92,12 @@ public final class ProbeEngine: Sendable {
         -> Bool
     {
         core.submit(.schedule(key: key, at: deadline, body))
+    }
+
+    /// Runs `body` on the engine thread at `deadline`, once (nothing replaces it).
+    @discardableResult
+    public func after(_ deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> Void) -> Bool {
+        core.submit(.after(deadline, body))
     }
 
     /// Calls `onChange` on the engine thread whenever the file at `path` changes (written in

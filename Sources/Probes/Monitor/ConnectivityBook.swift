@@ -21,12 +21,18 @@ struct ConnectivityBook: Sendable {
         status = ConnectivityStatus(state: .unknown, url: spec.url.text, since: since)
     }
 
-    /// One check's result; returns the delay until the next check: the interval while every
-    /// family with addresses is `full`, else NetworkManager's backoff from 1 s.
+    /// One check's result (or the part of it for the families it covers); returns the delay until
+    /// the next check: the interval while every family with addresses is `full`, else
+    /// NetworkManager's backoff from 1 s.
     ///
-    /// - Parameter pathUnreachable: the route-based state is `unreachable`: a name that never
-    ///   resolved failed for want of a route.
-    mutating func record(_ result: ProbePipeline.Result, pathUnreachable: Bool, at now: Date) -> Duration {
+    /// - Parameters:
+    ///   - pathUnreachable: the route-based state is `unreachable`: a name that never resolved
+    ///     failed for want of a route.
+    ///   - isLast: the check's end; a part before it (a family resolved before the other) moves
+    ///     no backoff and returns `nil`.
+    mutating func record(_ result: ProbePipeline.Result, pathUnreachable: Bool, isLast: Bool = true, at now: Date)
+        -> Duration?
+    {
         if let failure = result.unresolved {
             if failure == .noRoute, !addresses.isEmpty {
                 routesGone(Set(addresses), pathUnreachable: pathUnreachable, at: now)
@@ -36,14 +42,25 @@ struct ConnectivityBook: Sendable {
                 derive(at: now)
             }
         } else {
-            addresses = result.addresses
-            families = [:]
+            // The families the result does not cover stay as they are.
+            var kept = addresses.filter { !result.covers.contains($0.addressFamily) }
+            families = families.filter { !result.covers.contains($0.key) }
             for probed in result.families {
                 let (state, reason) = ConnectivityEvaluator.classify(probed.outcome)
                 families[probed.family] = ConnectivityFamilyStatus(state: state, reason: reason)
             }
+            for family in AddressFamily.allCases where result.failedLookups.contains(family) {
+                // Its query failed while the other family resolved: `limited (dns)` if it had
+                // addresses at the last resolution (kept while shown), else no addresses (`null`).
+                let last = addresses.filter { $0.addressFamily == family }
+                guard !last.isEmpty else { continue }
+                families[family] = ConnectivityFamilyStatus(state: .limited, reason: .dns)
+                kept += last
+            }
+            addresses = (kept + result.addresses).sorted()
             derive(at: now)
         }
+        guard isLast else { return nil }
         let allFull = status.state == .full && !status.degraded
         return schedule.delay(after: allFull ? .full : .limited)
     }

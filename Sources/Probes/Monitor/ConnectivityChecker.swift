@@ -30,18 +30,18 @@ final class ConnectivityChecker: Sendable {
         let timeout = configuration.connectivityTimeout
         scheduler = ProbeScheduler(
             engine: engine, monitor: monitor, items: 1, timerKeys: Self.timerKey,
-            run: { _, completion in
+            run: { _, report, completion in
                 let previous = book.withLock { $0.addresses }
                 pipeline.run(
                     spec.url, timeout: timeout, expectedBody: spec.expectedResponse, previousAddresses: previous,
-                    completion: completion)
+                    report: report, completion: completion)
             },
-            record: { _, result, epoch in
+            record: { _, result, epoch, isLast in
                 var delay: Duration?
                 monitor.update(ifEpoch: epoch) { document in
                     let unreachable = document.path.state == .unreachable
                     document.connectivity = book.withLock { book in
-                        delay = book.record(result, pathUnreachable: unreachable, at: Date())
+                        delay = book.record(result, pathUnreachable: unreachable, isLast: isLast, at: Date())
                         return book.status
                     }
                 }

@@ -1,14 +1,24 @@
 import Reachable
 
 /// One probe of a URL from start to end, each stage able to end it with its own reason: resolve
-/// the name for both families (`dns`, `timeout`), then for **each family** with addresses, ask
-/// the kernel for a route to each of its addresses (`no-route`) and connect or request to the
-/// first routable one, pinned to it (`timeout`, `refused`, `host-unreachable`, `http-status`, `tls`, `error`). The
-/// families are probed concurrently, each within the same deadline. Every stage runs on the engine
-/// thread; route questions take microseconds.
+/// the name, then for **each family** with addresses, ask the kernel for a route to each of its
+/// addresses (`no-route`) and connect or request to the first routable one, pinned to it
+/// (`timeout`, `refused`, `host-unreachable`, `http-status`, `tls`, `error`). The families are
+/// probed concurrently, each within the same deadline. Every stage runs on the engine thread;
+/// route questions take microseconds.
+///
+/// **Each family is resolved on its own** (RFC 8305, section 3): A and AAAA are separate
+/// queries, so a server that drops or refuses AAAA cannot hold an IPv4 answer hostage. As soon
+/// as one family has addresses it is probed — after the resolution delay (50 ms) while the
+/// other has not answered — and its verdict is reported when its probe ends, without waiting for
+/// a family still being resolved; that family joins in a later report. Families that resolved
+/// together are reported together, as one result.
 struct ProbePipeline: Sendable {
     let engine: ProbeEngine
     let routes: RouteChecker
+
+    /// RFC 8305's resolution delay: how long a family that has answered waits for the other.
+    static let resolutionDelay = Duration.milliseconds(50)
 
     /// One family's part of a run.
     struct FamilyResult: Sendable, Equatable {
@@ -20,48 +30,50 @@ struct ProbePipeline: Sendable {
         var outcome: ProbeOutcome
     }
 
-    /// What one run found.
+    /// What one run found, or the part of it ready before a family still being resolved.
     struct Result: Sendable {
-        /// Why the name did not resolve (then `families` is empty); `no-route` when none of the
-        /// previous addresses is routable any more.
+        /// Why the name did not resolve for any family (then `families` is empty); `no-route`
+        /// when none of the previous addresses is routable any more.
         var unresolved: ProbeFailureReason?
-        /// What the name resolved to (the previous addresses when `unresolved` is `no-route`).
+        /// The families whose verdict this result carries: both for a whole run; fewer when a
+        /// family was reported before the other resolved, or joins after it.
+        var covers: Set<AddressFamily> = Set(AddressFamily.allCases)
+        /// What the covered families resolved to (the previous addresses when `unresolved` is
+        /// `no-route`).
         var addresses: [IPAddress] = []
-        /// IPv4 first, each family that has addresses.
+        /// IPv4 first, each covered family that has addresses.
         var families: [FamilyResult] = []
-        /// From the start to the last family's end.
+        /// Covered families whose query got no usable answer (no server in time, SERVFAIL,
+        /// REFUSED from every server) while another family resolved: nothing is known of their
+        /// addresses from this run.
+        var failedLookups: Set<AddressFamily> = []
+        /// From the start to the end of the last covered family.
         var duration: Duration = .zero
     }
 
-    /// Runs the stages; `completion` is called once, on the engine thread (`nil`: the engine stopped).
+    /// Runs the stages on the engine thread.
     ///
     /// - Parameters:
     ///   - previousAddresses: what the name resolved to last time: when resolving fails and none of
     ///     those is routable any more, the reason is the route (DNS itself needed it).
+    ///   - report: a part of the run, ready while another family is still being resolved (zero or
+    ///     more times, always before `completion`).
+    ///   - completion: the rest of the run; called once (`nil`: the engine stopped).
     func run(
         _ url: TargetURL, timeout: Duration, expectedBody: [UInt8]? = nil, previousAddresses: [IPAddress],
+        report: @escaping @Sendable (Result) -> Void = { _ in },
         completion: @escaping @Sendable (Result?) -> Void
     ) {
-        let started = ContinuousClock.now
-        let deadline = started + timeout
-        let submitted = engine.resolve(url.host, deadline: deadline) { resolution in
-            if resolution.wasCancelled { return completion(nil) }
-            if resolution.failure != nil {
-                // The name did not resolve — no such name, a server that failed, or none that
-                // answered in time: `dns` (the contract's reason), so DNS is never blamed on the
-                // target itself; `no-route` when DNS itself needed the route that went away.
-                let noRoute = noneRoutable(previousAddresses)
-                return completion(
-                    Result(
-                        unresolved: noRoute ? .noRoute : .dns, addresses: noRoute ? previousAddresses : [],
-                        duration: .now - started))
+        let run = FamilyRun(
+            pipeline: self, url: url, deadline: .now + timeout, expectedBody: expectedBody,
+            previousAddresses: previousAddresses, report: report, completion: completion)
+        if let literal = url.literal { return run.literal(literal) }
+        for family in AddressFamily.allCases {
+            let submitted = engine.resolve(url.host, family: family, deadline: run.deadline) { outcome in
+                run.resolved(family, outcome)
             }
-            probeEachFamily(url, resolution.addresses, deadline, expectedBody) { families in
-                guard let families else { return completion(nil) }
-                completion(Result(addresses: resolution.addresses, families: families, duration: .now - started))
-            }
+            if !submitted { return run.cancel() }
         }
-        if !submitted { completion(nil) }
     }
 
     /// Whether the kernel has no usable route to any of these addresses (and there are some).
@@ -69,21 +81,8 @@ struct ProbePipeline: Sendable {
         !addresses.isEmpty && addresses.allSatisfy { routes.route(to: $0) == .noRoute }
     }
 
-    private func probeEachFamily(
-        _ url: TargetURL, _ addresses: [IPAddress], _ deadline: ContinuousClock.Instant, _ expectedBody: [UInt8]?,
-        completion: @escaping @Sendable ([FamilyResult]?) -> Void
-    ) {
-        let families = AddressFamily.allCases.filter { family in addresses.contains { $0.addressFamily == family } }
-        let gathered = Gathered(expected: families.count, completion: completion)
-        for family in families {
-            probe(url, addresses.filter { $0.addressFamily == family }, family, deadline, expectedBody) {
-                gathered.add($0)
-            }
-        }
-    }
-
     /// One family: its first routable address, pinned.
-    private func probe(
+    fileprivate func probe(
         _ url: TargetURL, _ addresses: [IPAddress], _ family: AddressFamily, _ deadline: ContinuousClock.Instant,
         _ expectedBody: [UInt8]?, completion: @escaping @Sendable (FamilyResult?) -> Void
     ) {
@@ -115,23 +114,148 @@ struct ProbePipeline: Sendable {
     }
 }
 
-/// Collects the families' results of one run; on the engine thread only (unchecked `Sendable`).
-private final class Gathered: @unchecked Sendable {
-    private var results: [ProbePipeline.FamilyResult] = []
-    private var expected: Int
-    private var cancelled = false
-    private let completion: @Sendable ([ProbePipeline.FamilyResult]?) -> Void
+/// One run's families between their queries, their probes and the reports; on the engine thread
+/// only (unchecked `Sendable`).
+private final class FamilyRun: @unchecked Sendable {
+    /// What one family's query came to.
+    private enum Lookup {
+        case pending
+        /// An answer: the family's addresses, possibly none (NODATA, NXDOMAIN).
+        case answered([IPAddress])
+        /// No usable answer (timeout, SERVFAIL, REFUSED, …).
+        case failed
+    }
 
-    init(expected: Int, completion: @escaping @Sendable ([ProbePipeline.FamilyResult]?) -> Void) {
-        self.expected = expected
+    let deadline: ContinuousClock.Instant
+    private let pipeline: ProbePipeline
+    private let url: TargetURL
+    private let expectedBody: [UInt8]?
+    private let previousAddresses: [IPAddress]
+    private let report: @Sendable (ProbePipeline.Result) -> Void
+    private let completion: @Sendable (ProbePipeline.Result?) -> Void
+    private let started = ContinuousClock.now
+
+    private var lookups: [AddressFamily: Lookup] = [.ipv4: .pending, .ipv6: .pending]
+    private var launched: Set<AddressFamily> = []
+    /// Probes under way.
+    private var probing = 0
+    /// Finished probes not reported yet.
+    private var finished: [ProbePipeline.FamilyResult] = []
+    private var unreported = Set(AddressFamily.allCases)
+    private var delayStarted = false
+    private var ended = false
+
+    init(
+        pipeline: ProbePipeline, url: TargetURL, deadline: ContinuousClock.Instant, expectedBody: [UInt8]?,
+        previousAddresses: [IPAddress], report: @escaping @Sendable (ProbePipeline.Result) -> Void,
+        completion: @escaping @Sendable (ProbePipeline.Result?) -> Void
+    ) {
+        self.pipeline = pipeline
+        self.url = url
+        self.deadline = deadline
+        self.expectedBody = expectedBody
+        self.previousAddresses = previousAddresses
+        self.report = report
         self.completion = completion
     }
 
-    func add(_ result: ProbePipeline.FamilyResult?) {
-        if let result { results.append(result) } else { cancelled = true }
-        expected -= 1
-        guard expected == 0 else { return }
-        completion(cancelled ? nil : results.sorted { $0.family < $1.family })
+    /// A family's query ended.
+    func resolved(_ family: AddressFamily, _ outcome: ResolveOutcome) {
+        guard !ended else { return }
+        if outcome.wasCancelled { return cancel() }
+        lookups[family] = outcome.failure == nil ? .answered(outcome.addresses) : .failed
+        if !isPending {
+            launchAnswered()
+        } else if !outcome.addresses.isEmpty, !delayStarted {
+            // The other family has the resolution delay to answer before this one is probed alone.
+            delayStarted = true
+            let submitted = pipeline.engine.after(.now + ProbePipeline.resolutionDelay) { [self] in
+                guard !ended else { return }
+                launchAnswered()
+                settle()
+            }
+            if !submitted { return cancel() }
+        }
+        settle()
+    }
+
+    /// An IP literal: one family, known without DNS.
+    func literal(_ address: IPAddress) {
+        for family in AddressFamily.allCases {
+            lookups[family] = .answered(family == address.addressFamily ? [address] : [])
+        }
+        launchAnswered()
+        settle()
+    }
+
+    /// The engine stopped: the run ends without a result.
+    func cancel() {
+        guard !ended else { return }
+        ended = true
+        completion(nil)
+    }
+
+    private var isPending: Bool {
+        lookups.values.contains { if case .pending = $0 { true } else { false } }
+    }
+
+    /// Starts the probe of every family with addresses not probed yet. All are counted before the
+    /// first starts: a probe may end at once (`host://`, no route), and must not report alone.
+    private func launchAnswered() {
+        var ready: [(AddressFamily, [IPAddress])] = []
+        for family in AddressFamily.allCases where !launched.contains(family) {
+            if case .answered(let addresses) = lookups[family], !addresses.isEmpty { ready.append((family, addresses)) }
+        }
+        launched.formUnion(ready.map(\.0))
+        probing += ready.count
+        for (family, addresses) in ready {
+            pipeline.probe(url, addresses, family, deadline, expectedBody) { [self] result in
+                guard !ended else { return }
+                guard let result else { return cancel() }
+                finished.append(result)
+                probing -= 1
+                settle()
+            }
+        }
+    }
+
+    /// Reports what is ready once no probe is under way: everything when no query is pending
+    /// (the run ends), else the families probed so far.
+    private func settle() {
+        guard !ended, probing == 0 else { return }
+        if !isPending {
+            ended = true
+            return completion(result(covering: unreported))
+        }
+        let ready = Set(finished.map(\.family))
+        guard !ready.isEmpty else { return }
+        report(result(covering: ready))
+        unreported.subtract(ready)
+    }
+
+    private func result(covering covered: Set<AddressFamily>) -> ProbePipeline.Result {
+        var result = ProbePipeline.Result(covers: covered, duration: .now - started)
+        var failed: Set<AddressFamily> = []
+        for family in AddressFamily.allCases where covered.contains(family) {
+            switch lookups[family] {
+            case .answered(let addresses): result.addresses += addresses
+            case .failed: failed.insert(family)
+            case .pending, nil: break
+            }
+        }
+        result.families = finished.filter { covered.contains($0.family) }.sorted { $0.family < $1.family }
+        finished.removeAll { covered.contains($0.family) }
+        if covered.count == AddressFamily.allCases.count, result.addresses.isEmpty {
+            // No family resolved — no such name, a server that failed, or none that answered in
+            // time: `dns` (the contract's reason), so DNS is never blamed on the target itself;
+            // `no-route` when DNS itself needed the route that went away.
+            let noRoute = pipeline.noneRoutable(previousAddresses)
+            result.unresolved = noRoute ? .noRoute : .dns
+            result.addresses = noRoute ? previousAddresses : []
+            return result
+        }
+        result.failedLookups = failed
+        return result
     }
 }
 

@@ -36,6 +36,11 @@ struct ProbeRuns: Sendable, Equatable {
         return true
     }
 
+    /// Whether a run still under way is the newest (a part of its result may count already).
+    func isNewest(_ generation: Int) -> Bool {
+        generation == newest
+    }
+
     /// A run ended.
     mutating func finish(_ generation: Int) -> Finish {
         inFlight -= 1

@@ -7,17 +7,24 @@ import Reachable
 /// have judged it (`NetworkMonitor.update(ifEpoch:)`): the batch's fresh run follows.
 ///
 /// A source gives two things: how to run one item, and how to record its result (judge it, update
-/// the document, say when to run again). That is all a new probing source writes.
+/// the document, say when to run again). That is all a new probing source writes. A run may
+/// report a part of its result before it ends (a family resolved before the other: RFC 8305);
+/// a part is recorded like a result, under the same rules, but only the end schedules the next run.
 ///
 /// Unchecked `Sendable`: confined to the probe engine's thread. Every entry point (`start`,
 /// `runAll`, `resize`) hops onto it with `engine.perform`; runs, completions and timers already
 /// run there — no lock, and none held across a kernel question.
 final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
-    /// Starts one run of an item; calls the completion once, on the engine thread (`nil`: cancelled).
-    typealias Run = (_ item: Int, _ completion: @escaping @Sendable (Result?) -> Void) -> Void
-    /// Records a current result begun at `epoch`; returns the delay until the item's next run, or
-    /// `nil` when the result was dropped (a batch came since: its fresh run is already queued).
-    typealias Record = (_ item: Int, _ result: Result, _ epoch: UInt64) -> Duration?
+    /// Starts one run of an item; calls `report` for each part ready early (zero or more times),
+    /// then the completion once, all on the engine thread (`nil`: cancelled).
+    typealias Run = (
+        _ item: Int, _ report: @escaping @Sendable (Result) -> Void,
+        _ completion: @escaping @Sendable (Result?) -> Void
+    ) -> Void
+    /// Records a current result (`isLast`: the run's end, else a part) begun at `epoch`; returns
+    /// the delay until the item's next run, or `nil` when the result was dropped (a batch came
+    /// since: its fresh run is already queued). The delay of a part is not used.
+    typealias Record = (_ item: Int, _ result: Result, _ epoch: UInt64, _ isLast: Bool) -> Duration?
 
     let engine: ProbeEngine
     private let monitor: NetworkMonitor
@@ -73,7 +80,15 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         let generation = generations
         guard item < runs.count, runs[item].begin(generation) else { return }
         let epoch = monitor.networkEpoch
-        run(item) { [self] result in finish(item, generation, epoch, result) }
+        run(
+            item, { [self] part in recordPart(item, generation, epoch, part) },
+            { [self] result in finish(item, generation, epoch, result) })
+    }
+
+    /// A part of a run still under way: it counts only while that run is the newest.
+    private func recordPart(_ item: Int, _ generation: Int, _ epoch: UInt64, _ part: Result) {
+        guard generation >= firstOfThisSize, item < runs.count, runs[item].isNewest(generation) else { return }
+        _ = record(item, part, epoch, false)
     }
 
     private func finish(_ item: Int, _ generation: Int, _ epoch: UInt64, _ result: Result?) {
@@ -83,7 +98,7 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         case .runAgain: return begin(item)
         case .current: break
         }
-        guard let result, let delay = record(item, result, epoch) else { return }
+        guard let result, let delay = record(item, result, epoch, true) else { return }
         engine.schedule(key: timerKeys + item, at: .now + delay) { [weak self] in self?.begin(item) }
     }
 }

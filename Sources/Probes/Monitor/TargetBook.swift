@@ -34,12 +34,19 @@ struct TargetBook: Sendable {
         derive(at: since)
     }
 
-    /// One run's result, judged by `evaluator`.
-    mutating func record(_ result: ProbePipeline.Result, evaluator: TargetEvaluator, at now: Date) {
+    /// One run's result (or the part of it for the families it covers), judged by `evaluator`.
+    ///
+    /// - Returns: how many families were judged failed for their lookup alone (reason `dns`).
+    @discardableResult
+    mutating func record(_ result: ProbePipeline.Result, evaluator: TargetEvaluator, at now: Date) -> Int {
+        var failedLookups = 0
         if let failure = result.unresolved {
             recordUnresolved(failure, evaluator: evaluator, at: now)
         } else {
-            var next: [AddressFamily: Family] = [:]
+            // The families the result does not cover stay as they are (the other family of a run
+            // whose answer is still awaited).
+            var next = families.filter { !result.covers.contains($0.key) }
+            var kept = addresses.filter { !result.covers.contains($0.addressFamily) }
             for probed in result.families {
                 var family = families[probed.family] ?? Family(evaluation: seed(since: now))
                 let evaluation = evaluator.next(after: family.evaluation, failure: probed.outcome.failure, at: now)
@@ -51,11 +58,24 @@ struct TargetBook: Sendable {
                 family.evaluation = evaluation
                 next[probed.family] = family
             }
-            addresses = result.addresses
+            for family in AddressFamily.allCases where result.failedLookups.contains(family) {
+                // Its query failed while the other family resolved: a family that had addresses at
+                // the last resolution has a failed probe (reason dns) and keeps them while shown;
+                // one that had none has none (`null`).
+                let last = addresses.filter { $0.addressFamily == family }
+                guard !last.isEmpty else { continue }
+                var entry = families[family] ?? Family(evaluation: seed(since: now))
+                entry.evaluation = evaluator.next(after: entry.evaluation, failure: .dns, at: now)
+                next[family] = entry
+                kept += last
+                failedLookups += 1
+            }
+            addresses = (kept + result.addresses).sorted()
             families = next
             unresolved = .unknown(since: now)
         }
         derive(at: now)
+        return failedLookups
     }
 
     /// The kernel has no usable route to `unroutable` now: each family whose every last known

@@ -37,23 +37,26 @@ final class TargetProber: Sendable {
         let (interval, timeout) = (configuration.targetInterval, configuration.targetTimeout)
         scheduler = ProbeScheduler(
             engine: engine, monitor: monitor, items: configuration.targets.count, timerKeys: 0,
-            run: { item, completion in
+            run: { item, report, completion in
                 let (url, previous) = books.withLock { ($0[item].spec.url, $0[item].addresses) }
-                pipeline.run(url, timeout: timeout, previousAddresses: previous, completion: completion)
+                pipeline.run(url, timeout: timeout, previousAddresses: previous, report: report, completion: completion)
             },
-            record: { item, result, epoch in
+            record: { item, result, epoch, _ in
                 let name = books.withLock { $0[item].spec.name }
                 for probed in result.families {
                     events.targetProbed(name, result.duration, probed.outcome.failure)
                 }
                 if let failure = result.unresolved { events.targetProbed(name, result.duration, failure) }
+                var failedLookups = 0
                 let applied = monitor.update(ifEpoch: epoch) { document in
                     let status = books.withLock { books in
-                        books[item].record(result, evaluator: evaluator, at: Date())
+                        failedLookups = books[item].record(result, evaluator: evaluator, at: Date())
                         return books[item].status
                     }
                     document.replaceTarget(status)
                 }
+                // A family judged failed for its lookup alone is a failed probe (reason dns) too.
+                for _ in 0..<failedLookups { events.targetProbed(name, result.duration, .dns) }
                 return applied ? interval : nil
             })
         monitor.addRouteGate(

@@ -28,7 +28,7 @@ final class NameserverChecker: Sendable {
         let (interval, timeout) = (configuration.dnsInterval, configuration.dnsTimeout)
         scheduler = ProbeScheduler(
             engine: engine, monitor: monitor, items: 0, timerKeys: Self.timerKeys,
-            run: { item, completion in
+            run: { item, _, completion in
                 guard let server = book.withLock({ item < $0.addresses.count ? $0.addresses[item] : nil }) else {
                     return completion(nil)
                 }
@@ -44,7 +44,7 @@ final class NameserverChecker: Sendable {
                     if !submitted { completion(nil) }
                 }
             },
-            record: { item, answer, epoch in
+            record: { item, answer, epoch, _ in
                 let server = answer.server
                 events.nameserverAsked(server.description, answer.duration, answer.failure)
                 let applied = monitor.update(ifEpoch: epoch) { document in

@@ -150,13 +150,14 @@ final class AresChannel {
         reachd_ares_query(channel, name, 1 /* C_IN */, 1 /* T_A */, callback, context)
     }
 
-    /// Starts `ares_getaddrinfo` for A and AAAA; `context` comes back to `callback` retained.
+    /// Starts `ares_getaddrinfo` for one family (A or AAAA) or, `nil`, both; `context` comes back
+    /// to `callback` retained.
     func getAddresses(
-        of host: String, context: UnsafeMutableRawPointer, callback: ares_addrinfo_callback
+        of host: String, family: AddressFamily?, context: UnsafeMutableRawPointer, callback: ares_addrinfo_callback
     ) {
         guard let channel else { return }
         var hints = ares_addrinfo_hints()
-        hints.ai_family = AF_UNSPEC
+        hints.ai_family = family.map { $0 == .ipv4 ? AF_INET : AF_INET6 } ?? AF_UNSPEC
         // reachd sorts itself; c-ares' RFC 6724 sort would open a UDP socket per address to learn it.
         hints.ai_flags = ARES_AI_NOSORT
         outstanding += 1

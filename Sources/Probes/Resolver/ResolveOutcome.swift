@@ -2,11 +2,12 @@ public import Reachable
 
 /// The result of resolving one host.
 public struct ResolveOutcome: Sendable, Equatable {
-    /// Every A and AAAA address, de-duplicated and sorted (IPv4 first, then numerically); for an IP
-    /// literal, the literal. Empty on failure.
+    /// Every A and AAAA address asked for, de-duplicated and sorted (IPv4 first, then
+    /// numerically); for an IP literal, the literal. Empty on failure — and, for one family's
+    /// query, when the name has no address of that family.
     public var addresses: [IPAddress]
-    /// `nil` on success; otherwise `dns` (NXDOMAIN, no data, a failing or refusing server),
-    /// `timeout` (no answer before the deadline) or `error`.
+    /// `nil` on success; otherwise `dns` (a failing or refusing server; for both families at
+    /// once also NXDOMAIN and no data), `timeout` (no answer before the deadline) or `error`.
     public var failure: ProbeFailureReason?
     /// c-ares' message (`ares_strerror`) for logs.
     public var detail: String?

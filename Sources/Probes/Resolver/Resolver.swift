@@ -2,8 +2,8 @@ import CProbeLibraries
 import Glibc
 import Reachable
 
-/// Name resolution over c-ares: A and AAAA for a host, with a deadline per query and the errors DNS
-/// actually gave (NXDOMAIN is `dns`, silence is `timeout`).
+/// Name resolution over c-ares: A or AAAA for a host (or both in one lookup), with a deadline per
+/// query and the errors DNS actually gave (NXDOMAIN is `dns`, silence is `timeout`).
 ///
 /// Driven by the probe engine's thread only: `start` queues a query, the engine polls the descriptors
 /// from `appendWaitDescriptors` together with libcurl's and calls `process`/`processTimeouts`.
@@ -47,9 +47,11 @@ final class Resolver {
         }
     }
 
-    /// Starts resolving `host`; `completion` is called once, on the engine thread.
+    /// Starts resolving `host` for `family` (`nil`: both); `completion` is called once, on the
+    /// engine thread.
     func start(
-        host: String, deadline: ContinuousClock.Instant, completion: @escaping @Sendable (ResolveOutcome) -> Void
+        host: String, family: AddressFamily?, deadline: ContinuousClock.Instant,
+        completion: @escaping @Sendable (ResolveOutcome) -> Void
     ) {
         let resolution = PendingQuery(
             deadline: deadline,
@@ -57,7 +59,8 @@ final class Resolver {
             cancelled: ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true),
             completion: completion)
         if let literal = IPAddress(host) {
-            resolution.finish(ResolveOutcome(addresses: [literal], failure: nil))
+            let matches = family == nil || family == literal.addressFamily
+            resolution.finish(ResolveOutcome(addresses: matches ? [literal] : [], failure: nil))
             return
         }
         if deadline <= .now {
@@ -70,14 +73,26 @@ final class Resolver {
             return
         }
         pending.append(resolution)
-        channel.getAddresses(
-            of: host, context: Unmanaged.passRetained(PendingQuery.Call(query: resolution, channel: channel)).toOpaque()
-        ) { context, status, _, result in
-            let call = Unmanaged<PendingQuery<ResolveOutcome>.Call>.fromOpaque(context!).takeRetainedValue()
-            defer { if let result { reachd_ares_freeaddrinfo(result) } }
-            call.channel.outstanding -= 1
-            call.query.finish(Resolver.outcome(status: status, result: result))
-        }
+        let context = Unmanaged.passRetained(PendingQuery.Call(query: resolution, channel: channel)).toOpaque()
+        let callback: ares_addrinfo_callback =
+            family == nil
+            ? { context, status, _, result in
+                Resolver.finish(context, Resolver.outcome(status: status, result: result), result)
+            }
+            : { context, status, _, result in
+                Resolver.finish(context, Resolver.familyOutcome(status: status, result: result), result)
+            }
+        channel.getAddresses(of: host, family: family, context: context, callback: callback)
+    }
+
+    /// Ends a query from c-ares' callback (a C function pointer: it captures nothing).
+    private static func finish(
+        _ context: UnsafeMutableRawPointer?, _ outcome: ResolveOutcome, _ result: UnsafeMutablePointer<ares_addrinfo>?
+    ) {
+        let call = Unmanaged<PendingQuery<ResolveOutcome>.Call>.fromOpaque(context!).takeRetainedValue()
+        if let result { reachd_ares_freeaddrinfo(result) }
+        call.channel.outstanding -= 1
+        call.query.finish(outcome)
     }
 
     /// Every descriptor of every channel (current and retired).
@@ -128,21 +143,28 @@ final class Resolver {
         }
     }
 
+    /// Maps c-ares' answer to one family's query to an outcome: an answer that the name has no
+    /// address of the family (NXDOMAIN, NODATA) is no failure — the family simply has none (RFC
+    /// 8305: the other family may still resolve) — only a query that got no usable answer is.
+    static func familyOutcome(status: Int32, result: UnsafeMutablePointer<ares_addrinfo>?) -> ResolveOutcome {
+        switch status {
+        case ARES_SUCCESS:
+            return ResolveOutcome(addresses: addresses(in: result), failure: nil)
+        case ARES_ENOTFOUND, ARES_ENODATA, ARES_ENONAME:
+            return ResolveOutcome(addresses: [], failure: nil, detail: String(cString: reachd_ares_strerror(status)))
+        default:
+            return outcome(status: status, result: result)
+        }
+    }
+
     /// Maps c-ares' answer to an outcome: the address list, or the reason it has none.
     static func outcome(status: Int32, result: UnsafeMutablePointer<ares_addrinfo>?) -> ResolveOutcome {
         let detail = String(cString: reachd_ares_strerror(status))
         switch status {
         case ARES_SUCCESS:
-            var addresses = Set<IPAddress>()
-            var node = result?.pointee.nodes
-            while let current = node {
-                if let address = IPAddress(socketAddress: UnsafePointer(current.pointee.ai_addr)) {
-                    addresses.insert(address)
-                }
-                node = current.pointee.ai_next
-            }
+            let addresses = addresses(in: result)
             if addresses.isEmpty { return ResolveOutcome(addresses: [], failure: .dns, detail: "no addresses") }
-            return ResolveOutcome(addresses: addresses.sorted(), failure: nil)
+            return ResolveOutcome(addresses: addresses, failure: nil)
         case ARES_ENOTFOUND, ARES_ENODATA, ARES_ENONAME, ARES_EBADNAME, ARES_ESERVFAIL, ARES_EREFUSED,
             ARES_EFORMERR, ARES_ENOTIMP, ARES_EBADRESP, ARES_ECONNREFUSED:
             // The name did not resolve: no such name, no address for it, or a server that failed or
@@ -155,5 +177,18 @@ final class Resolver {
         default:
             return ResolveOutcome(addresses: [], failure: .error, detail: detail)
         }
+    }
+
+    /// The addresses of c-ares' answer, de-duplicated and sorted.
+    private static func addresses(in result: UnsafeMutablePointer<ares_addrinfo>?) -> [IPAddress] {
+        var addresses = Set<IPAddress>()
+        var node = result?.pointee.nodes
+        while let current = node {
+            if let address = IPAddress(socketAddress: UnsafePointer(current.pointee.ai_addr)) {
+                addresses.insert(address)
+            }
+            node = current.pointee.ai_next
+        }
+        return addresses.sorted()
     }
 }
