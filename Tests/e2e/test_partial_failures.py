@@ -52,7 +52,9 @@ def check_target_families(target: dict) -> None:
             assert key in obj, f"{family} lacks {key!r}: {obj}"
         assert obj["state"] in ("unknown", "reachable", "unreachable"), obj
         if obj["state"] == "unreachable":
-            assert obj["reason"] in ("no-route", "timeout", "refused", "http-status", "tls", "error"), obj
+            # `dns`: the family's query failed while it had addresses at the last resolution.
+            assert obj["reason"] in ("no-route", "timeout", "refused", "host-unreachable", "http-status", "tls",
+                                     "error", "dns"), obj
         else:
             assert obj["reason"] is None, obj
         assert obj["address"] is None or obj["address"] in addresses, f"{family} probed {obj['address']}: {target}"
@@ -98,7 +100,7 @@ def check_connectivity_families(connectivity: dict) -> None:
         assert isinstance(obj, dict) and "state" in obj and "reason" in obj, obj
         assert obj["state"] in CONNECTIVITY_FAMILY_STATES, obj
         if obj["state"] == "limited":
-            assert obj["reason"] in ("dns", "timeout", "refused", "tls", "error", "http-status"), obj
+            assert obj["reason"] in ("dns", "timeout", "refused", "host-unreachable", "tls", "error", "http-status"), obj
         else:
             assert obj["reason"] is None, obj
         present[family] = obj

@@ -402,10 +402,12 @@ def _peer_family(conn: socket.socket) -> str:
 
 
 class SilentUDP:
-    """A bound UDP socket that never reads: a DNS server that never answers (and no ICMP)."""
+    """A bound UDP socket that never reads: a DNS server that never answers (and no ICMP).
+    `address` may be IPv4 or IPv6."""
 
     def __init__(self, namespace: str, address: str, port: int = 53) -> None:
-        self.sock = netns.socket_in(namespace, socket.AF_INET, socket.SOCK_DGRAM)
+        self.address = address
+        self.sock = netns.socket_in(namespace, _family(address), socket.SOCK_DGRAM)
         self.sock.bind((address, port))
 
     def close(self) -> None:
@@ -413,16 +415,23 @@ class SilentUDP:
 
 
 class Dnsmasq:
-    """One dnsmasq in the gateway namespace, bound to `address`:53, answering only from its flags."""
+    """One dnsmasq in the gateway namespace, bound to `address`:53 (IPv4 or IPv6), answering only
+    from its flags.
 
-    def __init__(self, namespace: str, address: str, records: list[str], log_dir: Path) -> None:
+    `local=True` (every world server) adds `--local=/test/`: authoritative for `.test`, so a name
+    without IPv6 answers AAAA with NOERROR/no data. With `local=False` dnsmasq would forward what its
+    records do not answer and, having no upstream (`--no-resolv`), answers REFUSED instead: the AAAA
+    query of a name it holds only an A record for is REFUSED — a nameserver that answers A but not
+    AAAA (RFC 4074's kind)."""
+
+    def __init__(self, namespace: str, address: str, records: list[str], log_dir: Path, local: bool = True) -> None:
         self.address = address
         self.log_path = log_dir / f"dnsmasq-{address}.log"
         self.pid_path = log_dir / f"dnsmasq-{address}.pid"
         command = ["ip", "netns", "exec", namespace, DNSMASQ, "--keep-in-foreground", "--no-resolv", "--no-hosts",
                    "--conf-file=/dev/null", "--bind-interfaces", f"--listen-address={address}", "--port=53",
                    f"--pid-file={self.pid_path}", "--log-queries", "--log-facility=-", "--local-ttl=0",
-                   "--cache-size=0", "--local=/test/", *records]
+                   "--cache-size=0", *(["--local=/test/"] if local else []), *records]
         self.log = open(self.log_path, "wb")
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
 
@@ -454,11 +463,12 @@ class Dnsmasq:
 
 
 def dns_query(namespace: str, server: str, name: str, qtype: int = 1, timeout: float = 1.0) -> tuple[int, list[str]]:
-    """One DNS query from inside `namespace`: (rcode, addresses of the answer's A/AAAA records)."""
+    """One DNS query from inside `namespace` to `server` (IPv4 or IPv6): (rcode, addresses of the
+    answer's A/AAAA records)."""
     ident = os.getpid() & 0xFFFF
     question = b"".join(bytes([len(label)]) + label.encode() for label in name.split(".")) + b"\0"
     packet = struct.pack("!HHHHHH", ident, 0x0100, 1, 0, 0, 0) + question + struct.pack("!HH", qtype, 1)
-    sock = netns.socket_in(namespace, socket.AF_INET, socket.SOCK_DGRAM)
+    sock = netns.socket_in(namespace, _family(server), socket.SOCK_DGRAM)
     try:
         sock.settimeout(timeout)
         sock.sendto(packet, (server, 53))
@@ -484,6 +494,10 @@ def dns_query(namespace: str, server: str, name: str, qtype: int = 1, timeout: f
         elif rtype == 28:
             addresses.append(socket.inet_ntop(socket.AF_INET6, rdata))
     return flags & 0xF, addresses
+
+
+def _family(address: str) -> int:
+    return socket.AF_INET6 if ":" in address else socket.AF_INET
 
 
 def _skip_name(data: bytes, offset: int) -> int:
@@ -663,8 +677,8 @@ class World:
         """More dnsmasq flags for the second server."""
         return []
 
-    def _dnsmasq(self, address: str, records: list[str]) -> Dnsmasq:
-        server = Dnsmasq(self.gateway.name, address, records, self.log_dir)
+    def _dnsmasq(self, address: str, records: list[str], local: bool = True) -> Dnsmasq:
+        server = Dnsmasq(self.gateway.name, address, records, self.log_dir, local=local)
         self._dns.append(server)
         return server
 

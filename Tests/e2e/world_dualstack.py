@@ -14,11 +14,18 @@ dropped IPv4 range, `noroute_ip`); this adds:
                                      blackhole 2001:db8:O:d::/64 (dropped, like 198.19.O.128/25)
                                      lo: 198.19.O.55, .56, .58: FakeDNS servers the test drives
                                          198.19.O.57: nothing listens on UDP 53 (ICMP port unreachable)
+                                         198.19.O.59: dnsmasq_without_aaaa() (on demand)
+                                         2001:db8:O:53::55, ::56: IPv6 FakeDNS servers (fake_dns6)
+                                     2001:db8:O::1 (its link address): dns6(), a dnsmasq on
+                                         IPv6 (on demand) with the names below
 
 `far_server()` listens on `::` (both families) in the far namespace, so one port answers on the
 IPv4 and the IPv6 address of every far name. `break_family("ipv6")` turns the gateway's route
 toward the far IPv6 range into a `blackhole`: the client's route stays usable, packets leave and
-vanish with no ICMP — "IPv6 route present, IPv6 broken". `restore_family` undoes it.
+vanish with no ICMP — "IPv6 route present, IPv6 broken". `reject_family("ipv4"|"ipv6")` makes
+it an `unreachable` route instead: the gateway answers every packet toward the range with an ICMP
+destination unreachable (IPv4 host unreachable, IPv6 no route), which the client's connect() reports
+as EHOSTUNREACH / ENETUNREACH. `restore_family` undoes either.
 
 IPv6 addresses are added with `nodad` (usable at once, no DAD notification a second later) and
 the links keep `addrgenmode none` (no link-local address whose DAD would end mid-test). The
@@ -39,9 +46,14 @@ Names the primary dnsmasq knows in addition to world.py's (A / AAAA):
 The second dnsmasq (dns2_ip) knows both.test as 198.19.O.81 only: switching resolv.conf to it
 takes a family away from a name.
 
-FakeDNS: a UDP DNS server in the gateway whose answer a test switches with one assignment
-(`mode` = noerror, nxdomain, refused, servfail, notimp, malformed, silent; `delay` seconds before
-answering; `once(*modes)` for the next queries) and which records every query it got.
+FakeDNS: a UDP DNS server in the gateway (IPv4 or IPv6) whose answer a test switches with one
+assignment (`mode` = noerror, nxdomain, refused, servfail, notimp, malformed, silent; `modes[qtype]`
+for one query type — `modes[AAAA] = "silent"` answers A and drops AAAA; `delay` seconds before
+answering; `once(*modes)` for the next queries) and which records every query it got. NOERROR
+carries `answer` for A and, when set, `answer6` for AAAA.
+
+dnsmasq_without_aaaa(*names): a real dnsmasq that holds only A records (each name → 198.19.O.81)
+and, with no upstream and no `--local`, answers their AAAA with REFUSED.
 
 PacketCapture: an AF_PACKET socket on one link of one namespace; what crossed it, parsed down to
 the transport ports (to prove "nothing is sent").
@@ -49,6 +61,7 @@ the transport ports (to prove "nothing is sent").
 
 from __future__ import annotations
 
+import errno
 import socket
 import struct
 import threading
@@ -60,7 +73,7 @@ import pytest
 
 import netns
 from conftest import _dump_on_failure, stop_reachd
-from world import OK, Server, World, start_many_in, start_reachd_in, status, wait_status
+from world import OK, Dnsmasq, Server, World, start_many_in, start_reachd_in, status, wait_status
 
 FAMILIES = ("ipv4", "ipv6")
 
@@ -71,6 +84,8 @@ class DualStackWorld(World):
     def __init__(self) -> None:
         self._fakes: list[FakeDNS] = []
         self._captures: list[PacketCapture] = []
+        self._dns6: Dnsmasq | None = None  # started on demand: dns6(), dnsmasq_without_aaaa()
+        self._dns_no_aaaa: Dnsmasq | None = None
         super().__init__()
 
     def _addresses(self) -> None:
@@ -95,7 +110,9 @@ class DualStackWorld(World):
                                                          f"{self.v6}:99::83")
         # Nameservers.
         self.fake_dns_ips = [self.svc(55), self.svc(56), self.svc(58)]
+        self.fake_dns6_ips = [f"{self.v6}:53::55", f"{self.v6}:53::56"]
         self.dns_closed_ip = self.svc(57)
+        self.dns_no_aaaa_ip = self.svc(59)
         self.names = {
             "both.test": (self.both4, self.both6),
             "v4only.test": (self.v4only4, None),
@@ -159,8 +176,10 @@ class DualStackWorld(World):
         g.ip("-6", "route", "add", "blackhole", self.dropped_range6)
 
         # Nameservers the test drives, and one address where nothing listens on UDP 53.
-        for address in (*self.fake_dns_ips, self.dns_closed_ip):
+        for address in (*self.fake_dns_ips, self.dns_closed_ip, self.dns_no_aaaa_ip):
             g.ip("addr", "add", f"{address}/32", "dev", "lo")
+        for address in self.fake_dns6_ips:
+            g.ip("addr", "add", f"{address}/128", "dev", "lo", "nodad")
         _wait(lambda: "LOWER_UP" in f.ip("-br", "link", "show", "dev", self.far_link).stdout, 10,
               f"{self.far_link} carrier")
         _wait(lambda: "LOWER_UP" in c.ip("-br", "link", "show", "dev", self.link).stdout, 10, f"{self.link} carrier")
@@ -174,6 +193,33 @@ class DualStackWorld(World):
         """The gateway silently drops `family` toward the far servers (the client's route stays)."""
         flag = "-4" if family == "ipv4" else "-6"
         self.gateway.ip(flag, "route", "replace", "blackhole", self.family_range(family))
+
+    def reject_family(self, family: str) -> None:
+        """The gateway answers `family` toward the far servers with ICMP destination unreachable
+        (an `unreachable` route; the client's own route stays usable). The client's connect()
+        fails with EHOSTUNREACH (IPv4) / ENETUNREACH (IPv6) at once.
+
+        The kernel rate-limits the IPv4 errors a router sends per destination (ip_error: a burst
+        of 5, then 1 a second, a global sysctl a test must not touch): a test keeps the IPv4
+        probes that meet this route few, or a later one times out instead. IPv6 has no such limit
+        here (`net.ipv6.icmp.ratelimit=0` in the gateway)."""
+        flag = "-4" if family == "ipv4" else "-6"
+        self.gateway.ip(flag, "route", "replace", "unreachable", self.family_range(family))
+
+    def connect_errno(self, address: str, port: int, timeout: float = 3.0) -> int | None:
+        """A TCP connect from the client namespace: None when it succeeds, else its errno
+        (`errno.ETIMEDOUT` when nothing came back within `timeout`)."""
+        sock = netns.socket_in(self.client.name, socket.AF_INET6 if ":" in address else socket.AF_INET)
+        try:
+            sock.settimeout(timeout)
+            sock.connect((address, port))
+            return None
+        except socket.timeout:
+            return errno.ETIMEDOUT
+        except OSError as error:
+            return error.errno
+        finally:
+            sock.close()
 
     def restore_family(self, family: str) -> None:
         flag = "-4" if family == "ipv4" else "-6"
@@ -222,11 +268,42 @@ class DualStackWorld(World):
         finally:
             sock.close()
 
-    def fake_dns(self, index: int = 0, mode: str = "noerror") -> "FakeDNS":
-        """FakeDNS number `index` (0–2) on the gateway, started in `mode`."""
-        server = FakeDNS(self.gateway.name, self.fake_dns_ips[index], mode=mode, answer=self.both4)
+    def fake_dns(self, index: int = 0, mode: str = "noerror", modes: dict[int, str] | None = None,
+                 answer6: str | None = None) -> "FakeDNS":
+        """FakeDNS number `index` (0–2) on the gateway, started in `mode` (`modes`: per query type).
+        Its A answer is both.test's IPv4 address; its AAAA answer `answer6` (none by default)."""
+        server = FakeDNS(self.gateway.name, self.fake_dns_ips[index], mode=mode, answer=self.both4,
+                         answer6=answer6, modes=modes)
         self._fakes.append(server)
         return server
+
+    def fake_dns6(self, index: int = 0, mode: str = "noerror", modes: dict[int, str] | None = None,
+                  answer6: str | None = None) -> "FakeDNS":
+        """FakeDNS number `index` (0–1) on an IPv6 address of the gateway (2001:db8:O:53::55/56)."""
+        server = FakeDNS(self.gateway.name, self.fake_dns6_ips[index], mode=mode, answer=self.both4,
+                         answer6=answer6, modes=modes)
+        self._fakes.append(server)
+        return server
+
+    def dns6(self) -> Dnsmasq:
+        """A dnsmasq on the gateway's IPv6 link address (started on first use) knowing db.test and
+        every name of the module doc, A and AAAA — a nameserver reached over IPv6."""
+        if self._dns6 is None:
+            records = [f"--host-record=db.test,{self.db_ip}", *self._extra_records()]
+            self._dns6 = self._dnsmasq(self.gateway_ip6, records)
+            self._dns6.wait_ready(self.client.name, "db.test")
+        return self._dns6
+
+    def dnsmasq_without_aaaa(self, *names: str) -> Dnsmasq:
+        """A dnsmasq on 198.19.O.59 (started on first use) holding only an A record for each of
+        `names` (both.test's IPv4 address), without `--local`: with no upstream it answers their
+        AAAA queries REFUSED. The first call's names are the ones it knows."""
+        if self._dns_no_aaaa is None:
+            assert names, "name the records"
+            records = [f"--host-record={name},{self.both4}" for name in names]
+            self._dns_no_aaaa = self._dnsmasq(self.dns_no_aaaa_ip, records, local=False)
+            self._dns_no_aaaa.wait_ready(self.client.name, names[0])
+        return self._dns_no_aaaa
 
     def capture(self, side: str = "gateway") -> "PacketCapture":
         """What arrives at the gateway's end of the client link (everything the client sends)."""
@@ -261,6 +338,7 @@ def _wait(predicate, timeout: float, what: str) -> None:
 
 RCODES = {"noerror": 0, "formerr": 1, "servfail": 2, "nxdomain": 3, "notimp": 4, "refused": 5}
 MODES = (*RCODES, "malformed", "silent")
+A, AAAA = 1, 28  # query types
 
 
 @dataclass(frozen=True)
@@ -273,26 +351,34 @@ class Query:
 
 
 class FakeDNS:
-    """A UDP DNS server bound to `address`:53 in `namespace`; answers every name per `mode`.
+    """A UDP DNS server bound to `address`:53 (IPv4 or IPv6) in `namespace`; answers every name
+    per `mode`, or per `modes[qtype]` for a query type listed there.
 
-    - noerror: NOERROR with one A record (`answer`) for an A query, no record for other types;
+    - noerror: NOERROR with one A record (`answer`) for an A query, one AAAA record (`answer6`) for
+      an AAAA query when `answer6` is set, no record otherwise;
     - nxdomain / refused / servfail / notimp / formerr: that rcode, no records;
     - malformed: the right id and a NOERROR header announcing one answer, then a cut-off record;
     - silent: no answer at all (and no ICMP: the socket is bound);
     - `delay`: seconds to wait before answering (a query still in flight);
-    - `once(*modes)`: the next queries get these modes, in order, then `mode` again.
+    - `once(*modes)`: the next queries get these modes, in order, then `mode`/`modes` again;
+    - `modes` (qtype → mode, e.g. `{AAAA: "silent"}`): assign or change entries at any time.
     """
 
-    def __init__(self, namespace: str, address: str, mode: str = "noerror", answer: str = "198.19.0.1") -> None:
+    def __init__(self, namespace: str, address: str, mode: str = "noerror", answer: str = "198.19.0.1",
+                 answer6: str | None = None, modes: dict[int, str] | None = None) -> None:
         assert mode in MODES, mode
+        assert all(m in MODES for m in (modes or {}).values()), modes
         self.address = address
         self.mode = mode
+        self.modes: dict[int, str] = dict(modes or {})
         self.delay = 0.0
         self.answer = answer
+        self.answer6 = answer6
         self.queries: list[Query] = []
         self._once: deque[str] = deque()
         self._cond = threading.Condition()
-        self.sock = netns.socket_in(namespace, socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock = netns.socket_in(namespace, socket.AF_INET6 if ":" in address else socket.AF_INET,
+                                    socket.SOCK_DGRAM)
         self.sock.bind((address, 53))
         self.sock.settimeout(0.1)
         self._stopping = threading.Event()
@@ -307,6 +393,11 @@ class FakeDNS:
     def query_count(self) -> int:
         with self._cond:
             return len(self.queries)
+
+    def of_type(self, qtype: int, name: str | None = None) -> list[Query]:
+        """The queries of one type (and one name, case-insensitively) received so far."""
+        with self._cond:
+            return [q for q in self.queries if q.qtype == qtype and (name is None or q.name.lower() == name.lower())]
 
     def wait_queries(self, count: int, timeout: float) -> list[Query]:
         """Wait until `count` queries arrived in all; returns them."""
@@ -340,7 +431,7 @@ class FakeDNS:
             except (struct.error, IndexError, UnicodeDecodeError):
                 continue
             with self._cond:
-                mode = self._once.popleft() if self._once else self.mode
+                mode = self._once.popleft() if self._once else self.modes.get(qtype, self.mode)
                 self.queries.append(Query(name, qtype, time.monotonic(), peer[0], mode))
                 self._cond.notify_all()
                 delay = self.delay
@@ -366,8 +457,11 @@ class FakeDNS:
             header = struct.pack("!HHHHHH", ident, flags, 1, 1, 0, 0)
             return header + question + b"\xc0\x0c\x00\x01\x00"  # an answer cut off in its type/class
         records = b""
-        if mode == "noerror" and qtype == 1:
-            records = (b"\xc0\x0c" + struct.pack("!HHIH", 1, 1, 0, 4) + socket.inet_aton(self.answer))
+        if mode == "noerror" and qtype == A:
+            records = (b"\xc0\x0c" + struct.pack("!HHIH", A, 1, 0, 4) + socket.inet_aton(self.answer))
+        elif mode == "noerror" and qtype == AAAA and self.answer6:
+            records = (b"\xc0\x0c" + struct.pack("!HHIH", AAAA, 1, 0, 16)
+                       + socket.inet_pton(socket.AF_INET6, self.answer6))
         header = struct.pack("!HHHHHH", ident, flags, 1, 1 if records else 0, 0, 0)
         return header + question + records
 
@@ -527,5 +621,5 @@ def server_entry(dns: dict, address: str) -> dict:
     raise KeyError(f"no server {address} in {dns.get('servers')}")
 
 
-__all__ = ["DualStackWorld", "FakeDNS", "PacketCapture", "Packet", "Query", "dual_world", "reachd_dual",
+__all__ = ["A", "AAAA", "DualStackWorld", "FakeDNS", "PacketCapture", "Packet", "Query", "dual_world", "reachd_dual",
            "family_of", "wait_dns", "server_entry", "status", "FAMILIES"]
