@@ -58,6 +58,10 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
+            // The page at `/` as ordinary files, compiled in as bytes (no bundle to find at run time).
+            resources: [
+                .embedInCode("Page/page.html"), .embedInCode("Page/page.css"), .embedInCode("Page/page.js"),
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -1,17 +1,31 @@
+import FoundationEssentials
+
 /// The live page at `/`: one self-contained HTML document (its style and script inline; no
 /// external script, style, font or image), compiled into the binary and served as one shared
 /// response.
 ///
+/// Its parts are ordinary files beside this one — `page.html` (the markup, with an empty
+/// `<style>` and `<script>`), `page.css`, `page.js` — embedded at build time (SwiftPM's
+/// `embedInCode`) and put together on first use, so the page stays one request and one route.
+///
+/// - `page.css`: dark, high-contrast, and big where it matters (the state is meant to be read
+///   from across a room); one scale of tones (good, warn, bad, idle) for every part.
+/// - `page.js`: reads `/status`, then follows `/events`; every document is drawn whole (status
+///   is state, not a log); the strip of changes compares each document with the one before; a
+///   gap in event ids (a slow tab skipped frames) or a stream error re-reads `/status`.
+///   Interface names, URLs and reasons come from the network and the command line: they reach
+///   the page only through `textContent`, never as markup (the policy's Trusted Types
+///   directives make the browser refuse any HTML sink, should one ever be added).
+///
 /// The Content-Security-Policy allows exactly the page's own `<style>` and `<script>`, by their
-/// SHA-256 hashes, and lets the script talk only to this origin (`/status`, `/events`). The
-/// hashes are constants, not computed at start: the policy is a fixed string anyone can read
-/// here, and `PageTests` recomputes both hashes from `style` and `script` and fails (printing
-/// the new values) when either text changed without them. Hashes rather than a nonce: a nonce
-/// must be new on every response, and this response is made once. Hashes rather than `'self'`
-/// with separate files: the page stays one request and one route.
+/// SHA-256 hashes, computed here from the embedded text (a change of either needs nothing
+/// else), and lets the script talk only to this origin (`/status`, `/events`). Hashes rather
+/// than a nonce: a nonce must be new on every response, and this response is made once.
 enum Page {
-    static let styleHash = "sha256-ul55BXMZIUVriSskiChlA8EYqtSuI/wjNod4z1LZhRw="
-    static let scriptHash = "sha256-0gwNc04gI/woUd0jA7s7oyl9qkDeiFkk0yX2Ooc9b1I="
+    static let style = String(decoding: PackageResources.page_css, as: UTF8.self)
+    static let script = String(decoding: PackageResources.page_js, as: UTF8.self)
+    static let styleHash = cspHash(style)
+    static let scriptHash = cspHash(script)
 
     /// `require-trusted-types-for 'script'` makes Chromium refuse any string assigned to an HTML
     /// sink such as `innerHTML` (the page uses none: all text goes through `textContent`);
@@ -31,46 +45,17 @@ enum Page {
         HTTPField("Referrer-Policy", "no-referrer"),
     ]
 
-    /// The markup around the style and the script. Every element the script fills has an id;
-    /// `#state` holds the document's `state` as its only text.
-    static let html = """
-        <!doctype html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <meta name="color-scheme" content="dark">
-        <title>reachd</title>
-        <link rel="icon" id="icon" href="data:,">
-        <style>\(style)</style>
-        </head>
-        <body class="stale">
-        <header id="banner" data-tone="idle">
-        <div class="top"><span class="brand">reachd</span><span id="stream" data-tone="idle">connecting…</span></div>
-        <div id="state">unknown</div>
-        <div id="summary">waiting for the first reading</div>
-        </header>
-        <main>
-        <section class="flags" aria-label="Families, transport, cost, connectivity and DNS">
-        <div class="flag" id="ipv4"><b>IPv4</b><span class="big idle">–</span></div>
-        <div class="flag" id="ipv6"><b>IPv6</b><span class="big idle">–</span></div>
-        <div class="flag" id="transport"><b>Transport</b><span class="big idle">–</span></div>
-        <div class="flag" id="metered"><b>Metered</b><span class="big idle">–</span></div>
-        <div class="flag pair"><b>Connectivity</b><div id="connectivity"><span class="big idle">–</span></div></div>
-        <div class="flag pair"><b>DNS</b><div id="dns"><span class="big idle">–</span></div></div>
-        </section>
-        <section class="card"><h2>Targets</h2><div id="targets"></div></section>
-        <section class="card"><h2>Interfaces</h2><div id="interfaces"></div></section>
-        <section class="card wide"><h2>Changes since this page was opened</h2><ol id="changes"></ol></section>
-        </main>
-        <footer id="footer"></footer>
-        <noscript>This page needs JavaScript; the same document is at <a href="status">/status</a>.</noscript>
-        <script>\(script)</script>
-        </body>
-        </html>
-
-        """
+    /// The markup with the style and the script in place. Every element the script fills has an
+    /// id; `#state` holds the document's `state` as its only text.
+    static let html = String(decoding: PackageResources.page_html, as: UTF8.self)
+        .replacing("<style></style>", with: "<style>\(style)</style>")
+        .replacing("<script></script>", with: "<script>\(script)</script>")
 
     /// The response to `GET /` and `HEAD /`, made on first use and shared by every request.
     static let response = SharedResponse(headers: headers, body: Array(html.utf8))
+
+    /// A CSP source expression for an inline element's exact text.
+    static func cspHash(_ text: String) -> String {
+        "sha256-" + Data(SHA256.digest(Array(text.utf8))).base64EncodedString()
+    }
 }

@@ -1,5 +1,5 @@
-/// SHA-256 (FIPS 180-4), for checking the page's Content-Security-Policy hashes. Test-only: the
-/// server itself never hashes anything (its hashes are constants that these tests verify).
+/// SHA-256 (FIPS 180-4), for the page's Content-Security-Policy: the hashes of its own style and
+/// script, computed once when the page is first served. Nothing secret is hashed here.
 enum SHA256 {
     private static let k: [UInt32] = [
         0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
