@@ -32,7 +32,9 @@ struct EngineTimerTests {
         let ran = Ran()
         let start = ContinuousClock.now
         for (key, name, milliseconds) in [(1, "c", 240), (2, "a", 40), (3, "b", 120)] {
-            engine.schedule(key: key, at: start + .milliseconds(milliseconds)) { ran.record(name) }
+            engine.schedule(key: EngineTimerKey(.targets, item: key), at: start + .milliseconds(milliseconds)) {
+                ran.record(name)
+            }
         }
         try await wait(for: 3, in: ran)
         #expect(ran.names == ["a", "b", "c"])
@@ -42,9 +44,9 @@ struct EngineTimerTests {
     @Test func aTimerAddedBeforeTheEarliestRunsAtItsOwnTime() async throws {
         let ran = Ran()
         let start = ContinuousClock.now
-        engine.schedule(key: 1, at: start + .seconds(2)) { ran.record("late") }
+        engine.schedule(key: EngineTimerKey(.targets, item: 1), at: start + .seconds(2)) { ran.record("late") }
         try await Task.sleep(for: .milliseconds(50))  // the loop now sleeps towards the late one
-        engine.schedule(key: 2, at: start + .milliseconds(150)) { ran.record("early") }
+        engine.schedule(key: EngineTimerKey(.targets, item: 2), at: start + .milliseconds(150)) { ran.record("early") }
         try await wait(for: 1, in: ran)
         #expect(ran.names == ["early"])
         let early = try #require(ran.time(of: "early"))
@@ -54,9 +56,11 @@ struct EngineTimerTests {
     @Test func aTimerReplacedByALaterOneRunsOnceAtTheLaterTime() async throws {
         let ran = Ran()
         let start = ContinuousClock.now
-        engine.schedule(key: 7, at: start + .milliseconds(60)) { ran.record("first") }
-        engine.schedule(key: 7, at: start + .milliseconds(300)) { ran.record("replacement") }
-        engine.schedule(key: 8, at: start + .milliseconds(500)) { ran.record("after") }
+        engine.schedule(key: EngineTimerKey(.targets, item: 7), at: start + .milliseconds(60)) { ran.record("first") }
+        engine.schedule(key: EngineTimerKey(.targets, item: 7), at: start + .milliseconds(300)) {
+            ran.record("replacement")
+        }
+        engine.schedule(key: EngineTimerKey(.targets, item: 8), at: start + .milliseconds(500)) { ran.record("after") }
         try await wait(for: 2, in: ran)
         #expect(ran.names == ["replacement", "after"], "the replaced timer never runs")
         #expect(try #require(ran.time(of: "replacement")) >= start + .milliseconds(300))
@@ -65,8 +69,10 @@ struct EngineTimerTests {
     @Test func aTimerReplacedByAnEarlierOneRunsAtTheEarlierTime() async throws {
         let ran = Ran()
         let start = ContinuousClock.now
-        engine.schedule(key: 3, at: start + .seconds(5)) { ran.record("first") }
-        engine.schedule(key: 3, at: start + .milliseconds(80)) { ran.record("replacement") }
+        engine.schedule(key: EngineTimerKey(.targets, item: 3), at: start + .seconds(5)) { ran.record("first") }
+        engine.schedule(key: EngineTimerKey(.targets, item: 3), at: start + .milliseconds(80)) {
+            ran.record("replacement")
+        }
         try await wait(for: 1, in: ran)
         let replacement = try #require(ran.time(of: "replacement"))
         #expect(replacement >= start + .milliseconds(80) && replacement < start + .seconds(4), "not held to the first")
@@ -80,10 +86,25 @@ struct EngineTimerTests {
         @Sendable func chain(_ step: Int) {
             ran.record("step \(step)")
             guard step < 5 else { return }
-            engine.schedule(key: 42, at: .now + .milliseconds(10)) { chain(step + 1) }
+            engine.schedule(key: EngineTimerKey(.targets, item: 42), at: .now + .milliseconds(10)) { chain(step + 1) }
         }
-        engine.schedule(key: 42, at: .now + .milliseconds(10)) { chain(1) }
+        engine.schedule(key: EngineTimerKey(.targets, item: 42), at: .now + .milliseconds(10)) { chain(1) }
         try await wait(for: 5, in: ran)
         #expect(ran.names == (1...5).map { "step \($0)" })
+    }
+
+    @Test func sourcesNumberTheirItemsApartAndOneShotTimersAreNeverReplaced() async throws {
+        let ran = Ran()
+        let start = ContinuousClock.now
+        engine.schedule(key: EngineTimerKey(.targets, item: 0), at: start + .milliseconds(40)) {
+            ran.record("target 0")
+        }
+        engine.schedule(key: EngineTimerKey(.connectivity, item: 0), at: start + .milliseconds(120)) {
+            ran.record("connectivity 0")
+        }
+        engine.after(start + .milliseconds(70)) { ran.record("one-shot a") }
+        engine.after(start + .milliseconds(90)) { ran.record("one-shot b") }
+        try await wait(for: 4, in: ran)
+        #expect(ran.names == ["target 0", "one-shot a", "one-shot b", "connectivity 0"])
     }
 }

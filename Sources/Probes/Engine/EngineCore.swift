@@ -14,17 +14,17 @@ enum EngineWork: Sendable {
     /// Run on the engine thread (the orchestrators' state lives there).
     case perform(@Sendable () -> Void)
     /// Run on the engine thread at a time; a later one with the same key replaces it.
-    case schedule(key: Int, at: ContinuousClock.Instant, @Sendable () -> Void)
+    case schedule(key: EngineTimerKey, at: ContinuousClock.Instant, @Sendable () -> Void)
     /// Run on the engine thread at a time, once; nothing replaces it.
     case after(ContinuousClock.Instant, @Sendable () -> Void)
     /// Call on the engine thread whenever the file at the path changes.
     case watch(path: String, completedWritesOnly: Bool, @Sendable () -> Void)
 }
 
-/// What names a pending engine timer: a source's key (one pending timer per key: a later one
-/// replaces it), or a one-shot timer numbered by the engine.
-enum EngineTimerKey: Hashable {
-    case replaceable(Int)
+/// Where a pending engine timer is kept: under a source's key (a later timer with the same key
+/// replaces it), or one-shot, numbered by the engine.
+private enum TimerSlot: Hashable {
+    case keyed(EngineTimerKey)
     case oneShot(UInt64)
 }
 
@@ -49,7 +49,7 @@ final class EngineCore: @unchecked Sendable {
     private let thread = Mutex<SourceThread?>(nil)
     private let counters = Mutex(EngineStatistics())
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
-    private var timers: [EngineTimerKey: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
+    private var timers: [TimerSlot: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
     private var oneShotTimers: UInt64 = 0
     /// No timer is due before this (the earliest deadline, or earlier when a timer was replaced by
     /// a later one): the loop wakes many times per transfer, and scanning every target's timer on
@@ -191,7 +191,7 @@ final class EngineCore: @unchecked Sendable {
             case .perform(let body):
                 body()
             case .schedule(let key, let deadline, let body):
-                timers[.replaceable(key)] = (deadline, body)
+                timers[.keyed(key)] = (deadline, body)
                 timersDueFrom = min(timersDueFrom ?? deadline, deadline)
             case .after(let deadline, let body):
                 oneShotTimers += 1

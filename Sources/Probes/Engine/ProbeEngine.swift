@@ -88,9 +88,9 @@ public final class ProbeEngine: Sendable {
     /// Runs `body` on the engine thread at `deadline`. A later call with the same `key` replaces
     /// it (one pending timer per target, however often the network changes).
     @discardableResult
-    public func schedule(key: Int, at deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> Void)
-        -> Bool
-    {
+    public func schedule(
+        key: EngineTimerKey, at deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> Void
+    ) -> Bool {
         core.submit(.schedule(key: key, at: deadline, body))
     }
 
@@ -124,6 +124,24 @@ public final class ProbeEngine: Sendable {
     /// completion) it only signals.
     public func stop() {
         core.stop()
+    }
+}
+
+/// Names the one pending timer of one probed item: a later timer with the same key replaces it.
+public struct EngineTimerKey: Hashable, Sendable {
+    /// Which source's items: each numbers its own from 0.
+    public enum Source: Hashable, Sendable {
+        case targets
+        case connectivity
+        case nameservers
+    }
+
+    public var source: Source
+    public var item: Int
+
+    public init(_ source: Source, item: Int) {
+        self.source = source
+        self.item = item
     }
 }
 

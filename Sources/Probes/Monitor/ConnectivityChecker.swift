@@ -11,9 +11,6 @@ final class ConnectivityChecker: Sendable {
     private let book: SharedBook<ConnectivityBook>
     private let scheduler: ProbeScheduler<ProbePipeline.Result>
 
-    /// The engine timer key (targets use theirs from 0).
-    private static let timerKey = 1 << 20
-
     /// - Parameters:
     ///   - monitor: its document already shows the check as `unknown`
     ///     (`ProbeConfiguration.initialConnectivity`), so its `since` is kept.
@@ -29,7 +26,7 @@ final class ConnectivityChecker: Sendable {
         let pipeline = ProbePipeline(engine: engine, routes: routes)
         let timeout = configuration.connectivityTimeout
         scheduler = ProbeScheduler(
-            engine: engine, monitor: monitor, items: 1, timerKeys: Self.timerKey,
+            engine: engine, monitor: monitor, items: 1, timerSource: .connectivity,
             run: { _, report, completion in
                 let previous = book.withLock { $0.addresses }
                 pipeline.run(

@@ -28,8 +28,8 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
 
     let engine: ProbeEngine
     private let monitor: NetworkMonitor
-    /// Timer keys of this source: `timerKeys + item` (one pending timer per item).
-    private let timerKeys: Int
+    /// Whose timers: one pending timer per item, keyed by this and the item.
+    private let timerSource: EngineTimerKey.Source
     private let run: Run
     private let record: Record
     private var runs: [ProbeRuns]
@@ -38,14 +38,15 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
     private var firstOfThisSize = 0
 
     /// - Parameters:
-    ///   - timerKeys: the first of this source's engine timer keys, apart from every other source's.
+    ///   - timerSource: names this source's timers apart from every other source's.
     init(
-        engine: ProbeEngine, monitor: NetworkMonitor, items: Int, timerKeys: Int, run: @escaping Run,
+        engine: ProbeEngine, monitor: NetworkMonitor, items: Int, timerSource: EngineTimerKey.Source,
+        run: @escaping Run,
         record: @escaping Record
     ) {
         self.engine = engine
         self.monitor = monitor
-        self.timerKeys = timerKeys
+        self.timerSource = timerSource
         self.run = run
         self.record = record
         runs = Array(repeating: ProbeRuns(), count: items)
@@ -99,6 +100,8 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         case .current: break
         }
         guard let result, let delay = record(item, result, epoch, true) else { return }
-        engine.schedule(key: timerKeys + item, at: .now + delay) { [weak self] in self?.begin(item) }
+        engine.schedule(key: EngineTimerKey(timerSource, item: item), at: .now + delay) { [weak self] in
+            self?.begin(item)
+        }
     }
 }

@@ -36,7 +36,7 @@ final class TargetProber: Sendable {
         let pipeline = ProbePipeline(engine: engine, routes: routes)
         let (interval, timeout) = (configuration.targetInterval, configuration.targetTimeout)
         scheduler = ProbeScheduler(
-            engine: engine, monitor: monitor, items: configuration.targets.count, timerKeys: 0,
+            engine: engine, monitor: monitor, items: configuration.targets.count, timerSource: .targets,
             run: { item, report, completion in
                 let (url, previous) = books.withLock { ($0[item].spec.url, $0[item].addresses) }
                 pipeline.run(url, timeout: timeout, previousAddresses: previous, report: report, completion: completion)

@@ -13,9 +13,6 @@ final class NameserverChecker: Sendable {
     private let resolvConfPath: String
     private let monitor: NetworkMonitor
 
-    /// The engine timer keys (targets from 0, connectivity at 1 << 20).
-    private static let timerKeys = 2 << 20
-
     init(
         name: String, configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker,
         monitor: NetworkMonitor, events: ProbeEvents
@@ -27,7 +24,7 @@ final class NameserverChecker: Sendable {
         resolvConfPath = configuration.resolver.resolvConfPath
         let (interval, timeout) = (configuration.dnsInterval, configuration.dnsTimeout)
         scheduler = ProbeScheduler(
-            engine: engine, monitor: monitor, items: 0, timerKeys: Self.timerKeys,
+            engine: engine, monitor: monitor, items: 0, timerSource: .nameservers,
             run: { item, _, completion in
                 guard let server = book.withLock({ item < $0.addresses.count ? $0.addresses[item] : nil }) else {
                     return completion(nil)

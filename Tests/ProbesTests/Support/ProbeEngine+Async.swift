@@ -33,7 +33,7 @@ extension ProbeEngine {
     /// engine once and the timer once more: an idle engine counts exactly two wake-ups meanwhile.
     func timerFired(after delay: Duration) async {
         await withCheckedContinuation { continuation in
-            if !schedule(key: .min, at: .now + delay, { continuation.resume() }) { continuation.resume() }
+            if !after(.now + delay, { continuation.resume() }) { continuation.resume() }
         }
     }
 }
