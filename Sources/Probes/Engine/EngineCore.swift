@@ -17,6 +17,8 @@ enum EngineWork: Sendable {
     case schedule(key: EngineTimerKey, at: ContinuousClock.Instant, @Sendable () -> Void)
     /// Run on the engine thread at a time, once; nothing replaces it.
     case after(ContinuousClock.Instant, @Sendable () -> Void)
+    /// Call on the engine thread whenever the resolver's configuration changed (after it was read).
+    case resolverChanged(@Sendable () -> Void)
     /// Call on the engine thread whenever the file at the path changes.
     case watch(path: String, completedWritesOnly: Bool, @Sendable () -> Void)
 }
@@ -56,6 +58,11 @@ final class EngineCore: @unchecked Sendable {
     /// each wake-up was a sixth of the engine's CPU (perf, 100 targets).
     private var timersDueFrom: ContinuousClock.Instant?
     private var fileWatches: [(watch: FileWatch, onChange: @Sendable () -> Void)] = []
+    /// The one watch of resolv.conf (made when the thread starts): drained before every batch of
+    /// resolutions — a resolution submitted right after a change already uses the new file — and
+    /// whenever it is ready; then the resolver reads the file again and the listeners re-run.
+    private var resolverWatch: FileWatch?
+    private var resolverListeners: [@Sendable () -> Void] = []
     private let resolver: Resolver
     private let nameservers: NameserverQueries
     private let trustedCertificates: String?
@@ -119,6 +126,7 @@ final class EngineCore: @unchecked Sendable {
     // MARK: - The engine thread
 
     private func run() {
+        resolverWatch = try? FileWatch(path: resolver.resolvConfPath, completedWritesOnly: true)
         var descriptors: [curl_waitfd] = []
         while true {
             let (work, stopping) = inbox.withLock { inbox in
@@ -141,6 +149,11 @@ final class EngineCore: @unchecked Sendable {
             descriptors.removeAll(keepingCapacity: true)
             resolver.appendWaitDescriptors(to: &descriptors)
             nameservers.appendWaitDescriptors(to: &descriptors)
+            let resolverWatchAt = descriptors.count
+            if let resolverWatch {
+                descriptors.append(
+                    curl_waitfd(fd: resolverWatch.pollDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0))
+            }
             let watchedFrom = descriptors.count
             for (watch, _) in fileWatches {
                 descriptors.append(curl_waitfd(fd: watch.pollDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0))
@@ -164,6 +177,7 @@ final class EngineCore: @unchecked Sendable {
             }
             resolver.process(descriptors)
             nameservers.process(descriptors)
+            if resolverWatch != nil, descriptors[resolverWatchAt].revents != 0 { followResolverConfiguration() }
             for (index, (watch, onChange)) in fileWatches.enumerated()
             where descriptors[watchedFrom + index].revents != 0 && watch.drain() {
                 onChange()
@@ -175,7 +189,7 @@ final class EngineCore: @unchecked Sendable {
     /// Starts a batch: resolv.conf is compared once per batch that resolves anything.
     private func start(_ work: [EngineWork]) {
         if work.contains(where: { if case .resolve = $0 { true } else { false } }) {
-            resolver.refreshIfChanged()
+            followResolverConfiguration()
         }
         for item in work {
             switch item {
@@ -197,12 +211,22 @@ final class EngineCore: @unchecked Sendable {
                 oneShotTimers += 1
                 timers[.oneShot(oneShotTimers)] = (deadline, body)
                 timersDueFrom = min(timersDueFrom ?? deadline, deadline)
+            case .resolverChanged(let listener):
+                resolverListeners.append(listener)
             case .watch(let path, let completedWritesOnly, let onChange):
                 if let watch = try? FileWatch(path: path, completedWritesOnly: completedWritesOnly) {
                     fileWatches.append((watch, onChange))
                 }
             }
         }
+    }
+
+    /// Reads resolv.conf again if the watch saw it change (and the first time), then tells the
+    /// listeners, so the probes resolve again through the new file.
+    private func followResolverConfiguration() {
+        let changed = resolverWatch?.drain() ?? false
+        resolver.prepare(reread: changed)
+        if changed { for listener in resolverListeners { listener() } }
     }
 
     /// Runs (and forgets) every timer whose time has come; a timer may schedule the next one (it
@@ -263,7 +287,7 @@ final class EngineCore: @unchecked Sendable {
             case .askNameserver(let server, _, _, let completion):
                 completion(
                     NameserverAnswer(server: server, failure: .error, detail: "the engine stopped", wasCancelled: true))
-            case .perform, .schedule, .after, .watch: break
+            case .perform, .schedule, .after, .resolverChanged, .watch: break
             }
         }
         timers = [:]

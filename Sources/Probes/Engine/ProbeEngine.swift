@@ -100,9 +100,16 @@ public final class ProbeEngine: Sendable {
         core.submit(.after(deadline, body))
     }
 
+    /// Calls `onChange` on the engine thread whenever resolv.conf changed (after the resolver read
+    /// it again): names may resolve elsewhere now. The engine's one watch of the file.
+    @discardableResult
+    public func onResolverConfigurationChange(_ onChange: @escaping @Sendable () -> Void) -> Bool {
+        core.submit(.resolverChanged(onChange))
+    }
+
     /// Calls `onChange` on the engine thread whenever the file at `path` changes (written in
     /// place, replaced by a rename, created, or a symlink in its directory swapped, as a
-    /// Kubernetes ConfigMap update does). For `/etc/resolv.conf` and `--targets-file`.
+    /// Kubernetes ConfigMap update does). For `--targets-file` (resolv.conf has its own watch).
     ///
     /// - Parameter completedWritesOnly: a write in place counts when the writer closes the file,
     ///   not at each `write` (a file that is parsed whole must not be read half written).

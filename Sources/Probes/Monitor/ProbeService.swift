@@ -11,7 +11,6 @@ public final class ProbeService: Sendable {
     private let nameservers: NameserverChecker?
     /// `nil` without `--targets-file`.
     private let reloader: TargetsReloader?
-    private let resolvConfPath: String
 
     /// Makes the engine and the checks; nothing is sent before `start()`. Call on a thread in the
     /// monitor's network namespace (the route checker's socket is opened in the caller's).
@@ -45,7 +44,6 @@ public final class ProbeService: Sendable {
         events: ProbeEvents, targetsReloaded: @escaping @Sendable (TargetsReload) -> Void
     ) {
         self.engine = engine
-        resolvConfPath = configuration.resolver.resolvConfPath
         // With a targets file the prober exists even while it lists none: a reload may add some.
         let targets =
             configuration.targets.isEmpty && configuration.targetsFile == nil
@@ -71,7 +69,7 @@ public final class ProbeService: Sendable {
 
     /// Probes now, then on every network change, resolv.conf change and interval.
     public func start() {
-        engine.watch(path: resolvConfPath, completedWritesOnly: true) { [targets, connectivity, nameservers] in
+        engine.onResolverConfigurationChange { [targets, connectivity, nameservers] in
             targets?.resolverChanged()
             connectivity?.resolverChanged()
             nameservers?.resolverChanged()

@@ -9,13 +9,13 @@ import Reachable
 /// from `appendWaitDescriptors` together with libcurl's and calls `process`/`processTimeouts`.
 /// Completions run there too.
 ///
-/// `resolv.conf` is compared (`FileSignature`) before each batch; when it changed, a new channel
-/// reads it and the old one is retired: it finishes the queries it has, then is destroyed, so a
-/// change never fails a resolution already under way.
+/// The engine watches `resolv.conf` once (one inotify watch, `EngineCore`) and calls `prepare`
+/// before each batch of resolutions; when the file changed, a new channel reads it and the old
+/// one is retired: it finishes the queries it has, then is destroyed, so a change never fails a
+/// resolution already under way.
 final class Resolver {
     private let configuration: ResolverConfiguration
     private var current: AresChannel?
-    private var currentSignature: FileSignature?
     private var retired: [AresChannel] = []
     /// Why the last attempt to read the configuration failed, while there is no channel.
     private var configurationProblem: String?
@@ -29,16 +29,17 @@ final class Resolver {
         self.problem = problem
     }
 
-    /// Re-reads `resolv.conf` if it changed since the channel was made (or there is none yet). The
-    /// engine calls this once per batch of resolutions: one `stat`, not one per query.
-    func refreshIfChanged() {
-        let signature = FileSignature(path: configuration.resolvConfPath)
-        if current != nil, signature == currentSignature { return }
+    /// The file the channel reads, for the engine's watch.
+    var resolvConfPath: String { configuration.resolvConfPath }
+
+    /// Makes a channel before a batch of resolutions if there is none yet (the first batch, or
+    /// every read failed so far), and a new one when `reread`: the file changed.
+    func prepare(reread: Bool) {
+        guard current == nil || reread else { return }
         do {
             let channel = try AresChannel(configuration: configuration)
             if let old = current { retire(old) }
             current = channel
-            currentSignature = signature
             configurationProblem = nil
         } catch {
             // Keep the previous channel, if any: an unreadable new file should not stop DNS.
