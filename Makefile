@@ -20,7 +20,7 @@ DEB_CHECK := dnsmasq-base openssl
 IMAGE := reachd:$(shell sed -nE 's/^ *static let version = "([^"]+)".*/\1/p' Sources/reachd/Reachd.swift)
 
 .PHONY: run test check check-deps deps test-deps clean-leftovers build release format swift-test check-sanitizers sanitize-thread sanitize-address \
-	e2e packaging check-image image print-image measure-limits bench clean fuzz-http scale soak reliability \
+	e2e packaging check-image image print-image measure-limits bench bench-ab clean fuzz-http scale soak reliability \
 	fuzz fuzz-ci fuzz-merge fuzz-record
 
 ## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
@@ -165,6 +165,13 @@ fuzz-record: deps
 ## Side-by-side benchmark against nginx and nchan; writes docs/reports/benchmarks.md (bench/README.md).
 bench: deps
 	bash bench/run.sh
+
+## Before handing in a change to a hot path (request handling, SSE writes, the monitor, the probe
+## engine): the working tree's release build against BASE's (default origin/main, else HEAD~1),
+## short phases interleaved in one run; fails when a figure is worse than the noise it measured
+## (bench/README.md). Root; under 10 minutes on a warm build. NEW_BIN= / BASE_BIN= skip a build.
+bench-ab: deps
+	bash bench/ab.sh $(BASE)
 
 clean:
 	rm -rf .build .build-release .build-image .build-tsan .build-asan .build-fuzz $(VENV)
