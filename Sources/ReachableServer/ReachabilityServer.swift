@@ -6,7 +6,7 @@ import Synchronization
 /// reachd's HTTP service: `/status`, `/events` and health, fed by one monitor.
 ///
 /// As a ServiceLifecycle `Service`, `run()` serves until graceful shutdown, which follows
-/// the five steps in ARCHITECTURE.md ("Graceful shutdown"): readiness fails, new connections are refused, the monitor closes,
+/// the five steps in docs/operations.md ("Shutdown"): readiness fails, new connections are refused, the monitor closes,
 /// every stream flushes and ends cleanly, and `run()` returns within the shutdown timeout.
 public final class ReachabilityServer: Service, Sendable {
     private let monitor: NetworkMonitor

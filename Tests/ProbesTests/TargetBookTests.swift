@@ -4,7 +4,7 @@ import Testing
 
 @testable import Probes
 
-/// The per-family rules (README.md) for targets and the connectivity check, step by step, without a
+/// The per-family rules (docs/probes.md) for targets and the connectivity check, step by step, without a
 /// network: the books both the prober and the route gate change.
 @Suite struct TargetBookTests {
     static let start = Date(timeIntervalSince1970: 1_000)

@@ -80,7 +80,7 @@ import Testing
     }
 }
 
-/// The connectivity table (README.md), and NetworkManager's backoff.
+/// The connectivity table (docs/probes.md), and NetworkManager's backoff.
 @Suite struct ConnectivityEvaluatorTests {
     static func answer(_ status: Int, matched: Bool? = nil) -> ProbeOutcome {
         ProbeOutcome(

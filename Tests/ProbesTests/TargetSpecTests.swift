@@ -2,7 +2,7 @@ import Probes
 import Reachable
 import Testing
 
-/// The target URL table (README.md) and every way a `--target` can be refused.
+/// The target URL table (docs/probes.md) and every way a `--target` can be refused.
 @Suite struct TargetSpecTests {
     struct Valid: Sendable, CustomTestStringConvertible {
         var spec: String

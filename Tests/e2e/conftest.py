@@ -624,7 +624,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 def check_status_document(doc: dict) -> None:
-    """The contract of the status document (README.md and openapi.yaml), field by field."""
+    """The contract of the status document (docs/status-document.md and openapi.yaml), field by field."""
     for key in ("state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces",
                 "sequence", "changedAt"):
         assert key in doc, f"missing {key!r} in {doc}"

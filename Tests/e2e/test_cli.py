@@ -253,7 +253,7 @@ def test_a_port_in_use_is_refused_with_a_reason():
         assert "cannot listen" in result.stderr
 
 
-# The contract of every serving option, as the README's table states it. `None`: no default shown.
+# The contract of every serving option, as docs/options.md states it. `None`: no default shown.
 OPTIONS = {
     "host": ("REACHD_HOST", "0.0.0.0 to serve, 127.0.0.1 to ask"),
     "port": ("REACHD_PORT", "9478"),

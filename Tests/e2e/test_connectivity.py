@@ -22,7 +22,7 @@ EXPECTED_TEXT = "reachd-online"
 
 
 def check_connectivity_object(connectivity: dict) -> None:
-    """The contract of `connectivity` (README.md and openapi.yaml `Connectivity`)."""
+    """The contract of `connectivity` (docs/status-document.md and openapi.yaml `Connectivity`)."""
     for key in ("state", "url", "reason", "since"):
         assert key in connectivity, f"connectivity lacks {key!r}: {connectivity}"
     assert connectivity["state"] in STATES, connectivity

@@ -1,4 +1,4 @@
-"""DNS as its own signal (README.md, "DNS"): `--dns-check NAME`, each nameserver
+"""DNS as its own signal (docs/probes.md, "DNS"): `--dns-check NAME`, each nameserver
 of resolv.conf asked separately, every state and reason, the failure threshold, resolv.conf
 rewritten while running, `--ready-when dns`, the metrics, bad input, and nothing sent when not
 configured. Black-box against the real binary in the dual-stack world (world_dualstack.py): two
@@ -32,7 +32,7 @@ SERVER_REASONS = ("no-route", "timeout", "refused", "servfail", "error")
 
 
 def check_dns_object(dns: dict) -> None:
-    """The contract of `dns` (README.md and openapi.yaml), and `state`/`reason` derived from the servers."""
+    """The contract of `dns` (docs/status-document.md and openapi.yaml), and `state`/`reason` derived from the servers."""
     for key in ("state", "name", "reason", "since", "servers"):
         assert key in dns, f"dns lacks {key!r}: {dns}"
     assert dns["state"] in DNS_STATES, dns

@@ -115,7 +115,7 @@ def test_oversized_url_100k(reachd):
     (b"".join(b"X-H%d: v\r\n" % i for i in range(130)), 431),
 ], ids=["7000-byte-header", "90-headers", "9000-byte-header", "130-headers"])
 def test_request_head_limit_at_the_default_connection_memory(reachd, extra, answer):
-    """What README and openapi.yaml promise for the default 8 KiB per connection (measured by
+    """What docs/security.md and openapi.yaml promise for the default 8 KiB per connection (measured by
     scripts/measure-limits.py: about 7.7 KiB in one header or about 100 short headers fit)."""
     conn = send_raw(reachd.port, b"GET /status HTTP/1.1\r\nHost: x\r\n" + extra + b"\r\n")
     kind, response = outcome_of(conn, "GET", timeout=TIMEOUT)
@@ -161,8 +161,8 @@ def test_nul_bytes_in_request_line(reachd, data):
     b"GET /status\x00/../nope HTTP/1.1\r\nHost: x\r\n\r\n",
 ], ids=["nul-after-path", "nul-traversal"])
 def test_nul_after_a_complete_path_ends_the_path(reachd, data):
-    """libmicrohttpd reads the path as a C string: what follows a NUL is not part of it (README,
-    "Limits"). The answer must be a 4xx, a close, or exactly the document of the path before the
+    """libmicrohttpd reads the path as a C string: what follows a NUL is not part of it (docs/security.md,
+    "Limits that protect the server"). The answer must be a 4xx, a close, or exactly the document of the path before the
     NUL — never a hang, and never anything the bytes after the NUL chose."""
     try:
         kind, response = outcome_of(send_raw(reachd.port, data), "GET", timeout=TIMEOUT)

@@ -1,4 +1,4 @@
-"""The HTTP contract (README.md, openapi.yaml): endpoints, status codes, headers, bodies."""
+"""The HTTP contract (docs/endpoints.md, openapi.yaml): endpoints, status codes, headers, bodies."""
 
 from __future__ import annotations
 

@@ -152,7 +152,7 @@ def family(state, reason=None, address=None, interface=None):
     return {"state": state, "reason": reason, "address": address, "interface": interface}
 
 
-# The contract's examples of what the probes publish (README.md, "Targets and connectivity"; the contract's "Partial failures"), whole.
+# The contract's examples of what the probes publish (docs/probes.md; the contract's "Partial failures"), whole.
 SINCE = "2026-11-25T06:00:00.000Z"
 FULL_DOCUMENT = {
     "state": "reachable", "isReachable": True, "ipv4": True, "ipv6": True,

@@ -1,4 +1,4 @@
-"""Per family for targets and connectivity, and one change → one document (README.md, "Targets and connectivity"; the contract's "Partial
+"""Per family for targets and connectivity, and one change → one document (docs/probes.md; the contract's "Partial
 failures: per family, DNS, one change → one document"), black-box against the real binary in the
 dual-stack world (world_dualstack.py). The DNS signal has its own file, test_dns_check.py.
 

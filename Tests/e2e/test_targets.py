@@ -1,6 +1,6 @@
 """Per-host targets (`--target NAME=URL`) against a real outside world (see world.py).
 
-Every row of README's URL table, every state and reason, and the event-driven behaviour:
+Every row of the URL table (docs/probes.md), every state and reason, and the event-driven behaviour:
 no-route at once on link loss, no flapping, no events from steady probing, 100 silent targets in
 about one timeout, names that follow a rewritten resolv.conf.
 """
@@ -25,7 +25,7 @@ REASONS = ("dns", "no-route", "timeout", "refused", "host-unreachable", "http-st
 
 
 def check_target_object(target: dict) -> None:
-    """The contract of one `targets` entry (README.md and openapi.yaml `Target`)."""
+    """The contract of one `targets` entry (docs/status-document.md and openapi.yaml `Target`)."""
     for key in ("name", "url", "state", "reason", "addresses", "interface", "since"):
         assert key in target, f"target lacks {key!r}: {target}"
     assert target["state"] in STATES, target

@@ -1,4 +1,4 @@
-"""`reachd wait` (README.md, "Waiting for the network"): the monitor and the probes in the process itself,
+"""`reachd wait` (docs/wait.md): the monitor and the probes in the process itself,
 no port bound, until every condition of `--for` holds (exit 0); at `--timeout`, or on SIGTERM or
 SIGINT, the same lines and exit 1; usage errors exit 64 before anything is probed.
 

@@ -1,4 +1,4 @@
-"""The e2e world grown dual-stack, for the per-family and DNS rules (README.md, "Targets and connectivity"; the contract's "Partial failures").
+"""The e2e world grown dual-stack, for the per-family and DNS rules (docs/probes.md; the contract's "Partial failures").
 
 Everything of `world.World` stays (the IPv4 link, both dnsmasqs, the silent nameserver, the
 dropped IPv4 range, `noroute_ip`); this adds:

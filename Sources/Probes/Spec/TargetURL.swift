@@ -2,7 +2,7 @@ public import Reachable
 
 /// What a target (or the connectivity check) probes, parsed from its URL.
 ///
-/// Parsed by hand, not by Foundation's `URL`: the forms are few and strict (the URL table in README.md), every
+/// Parsed by hand, not by Foundation's `URL`: the forms are few and strict (the URL table in docs/probes.md), every
 /// refusal needs its own message, and `host://` and `tcp://` are not URLs Foundation validates usefully.
 public struct TargetURL: Sendable, Hashable, CustomStringConvertible {
     public enum Scheme: String, Sendable, Hashable {

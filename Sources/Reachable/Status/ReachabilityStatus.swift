@@ -2,7 +2,7 @@ public import FoundationEssentials
 
 /// The status document: the wire contract of `/status` and of every `/events` frame.
 ///
-/// Field names and meanings are fixed by the contract (see ARCHITECTURE.md); new fields may be
+/// Field names and meanings are fixed by the contract (docs/status-document.md, openapi.yaml); new fields may be
 /// added, none renamed. To add one: a property here (with its source's `update`), a line in
 /// the encoder (`ReachabilityStatus+JSON.swift`), and one in the decoder the client commands use.
 public struct ReachabilityStatus: Sendable, Equatable {
