@@ -1,0 +1,38 @@
+/// The one JSON string escaper of every module: the status document (`JSONWriter`) and the log
+/// lines (`LogFields`) write strings the same way.
+///
+/// `"` and `\` escaped; `\n`, `\r`, `\t` by name; every other C0 control, DEL and the C1
+/// controls (U+0080–U+009F) as `\u00XX` — valid JSON either way, and nothing that reaches a
+/// terminal through `curl` or a log can move its cursor or change its colours. Interface names
+/// come from the kernel, which allows such characters in them.
+package enum JSONString {
+    /// Appends `text`, quoted and escaped, to `bytes`.
+    package static func append(_ text: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case "\\": bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case "\n": bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case "\r": bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case "\t": bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
+                let value = Int(scalar.value)
+                bytes.append(contentsOf: Array("\\u00".utf8) + [hexDigits[value >> 4], hexDigits[value & 0xF]])
+            default:
+                UTF8.encode(scalar) { bytes.append($0) }
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `text` quoted and escaped.
+    package static func quoted(_ text: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 2)
+        append(text, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+}
