@@ -28,7 +28,7 @@ import Testing
         ProbePipeline.Result(addresses: [v4, v6], families: families)
     }
 
-    let evaluator = TargetEvaluator(failureThreshold: 3, successThreshold: 1)
+    let evaluator = ThresholdEvaluator(failureThreshold: 3, successThreshold: 1)
 
     @Test func anIPLiteralShowsItsAddressAndFamilyBeforeTheFirstProbe() throws {
         let literal = try Self.book("tcp://[2001:db8:1::10]:5432").status
@@ -153,7 +153,7 @@ import Testing
     }
 
     @Test func aDeadFamilyNeedsTheSuccessThresholdToComeBack() throws {
-        let strict = TargetEvaluator(failureThreshold: 3, successThreshold: 2)
+        let strict = ThresholdEvaluator(failureThreshold: 3, successThreshold: 2)
         var book = try Self.book()
         book.record(
             Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, .timeout)]), evaluator: strict,

@@ -48,7 +48,7 @@ final class EngineCore: @unchecked Sendable {
 
     private let multi: UnsafeMutableRawPointer
     private let inbox = Mutex(Inbox())
-    private let thread = Mutex<SourceThread?>(nil)
+    private let thread = Mutex<DedicatedThread?>(nil)
     private let counters = Mutex(EngineStatistics())
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
     private var timers: [TimerSlot: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
@@ -82,7 +82,7 @@ final class EngineCore: @unchecked Sendable {
 
     func startThread() throws(ProbeEngineError) {
         do {
-            let started = try SourceThread { [self] in run() }
+            let started = try DedicatedThread { [self] in run() }
             thread.withLock { $0 = started }
         } catch {
             inbox.withLock { $0.phase = .stopped }

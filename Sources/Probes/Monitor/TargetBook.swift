@@ -38,7 +38,7 @@ struct TargetBook: Sendable {
     ///
     /// - Returns: how many families were judged failed for their lookup alone (reason `dns`).
     @discardableResult
-    mutating func record(_ result: ProbePipeline.Result, evaluator: TargetEvaluator, at now: Date) -> Int {
+    mutating func record(_ result: ProbePipeline.Result, evaluator: ThresholdEvaluator, at now: Date) -> Int {
         var failedLookups = 0
         if let failure = result.unresolved {
             recordUnresolved(failure, evaluator: evaluator, at: now)
@@ -80,7 +80,7 @@ struct TargetBook: Sendable {
 
     /// The kernel has no usable route to `unroutable` now: each family whose every last known
     /// address is among them is `no-route` at once (the route gate, and a run's own pre-check).
-    mutating func routesGone(_ unroutable: Set<IPAddress>, evaluator: TargetEvaluator, at now: Date) {
+    mutating func routesGone(_ unroutable: Set<IPAddress>, evaluator: ThresholdEvaluator, at now: Date) {
         for family in AddressFamily.allCases {
             let known = addresses.filter { $0.addressFamily == family }
             guard !known.isEmpty, known.allSatisfy(unroutable.contains) else { continue }
@@ -94,7 +94,7 @@ struct TargetBook: Sendable {
     }
 
     /// The name did not resolve (or, `no-route`, none of the last addresses is routable).
-    private mutating func recordUnresolved(_ failure: ProbeFailureReason, evaluator: TargetEvaluator, at now: Date) {
+    private mutating func recordUnresolved(_ failure: ProbeFailureReason, evaluator: ThresholdEvaluator, at now: Date) {
         if failure == .noRoute, !addresses.isEmpty {
             return routesGone(Set(addresses), evaluator: evaluator, at: now)
         }

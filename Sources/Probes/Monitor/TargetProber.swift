@@ -31,7 +31,7 @@ final class TargetProber: Sendable {
             })
         self.books = books
         self.monitor = monitor
-        let evaluator = TargetEvaluator(
+        let evaluator = ThresholdEvaluator(
             failureThreshold: configuration.targetFailures, successThreshold: configuration.targetSuccesses)
         let pipeline = ProbePipeline(engine: engine, routes: routes)
         let (interval, timeout) = (configuration.targetInterval, configuration.targetTimeout)

@@ -11,11 +11,11 @@ struct NameserverBook: Sendable {
     }
 
     private var servers: [Server] = []
-    private let evaluator: TargetEvaluator
+    private let evaluator: ThresholdEvaluator
     private(set) var status: DNSStatus
 
     init(name: String, failures: Int, since: Date) {
-        evaluator = TargetEvaluator(failureThreshold: failures)
+        evaluator = ThresholdEvaluator(failureThreshold: failures)
         status = DNSStatus(state: .unknown, name: name, since: since)
     }
 

@@ -60,7 +60,7 @@ final class NetlinkSource: @unchecked Sendable {
     private let destinations: (ipv4: IPAddress?, ipv6: IPAddress?)
     private let classifier: TransportClassifier
     private let stats = Mutex(SourceStatistics())
-    private let thread = Mutex<SourceThread?>(nil)
+    private let thread = Mutex<DedicatedThread?>(nil)
 
     var statistics: SourceStatistics { stats.withLock { $0 } }
 
@@ -98,7 +98,7 @@ final class NetlinkSource: @unchecked Sendable {
     func start(report: @escaping @Sendable (Report) -> Void) throws(SystemError) {
         try thread.withLock { thread throws(SystemError) in
             guard thread == nil else { return }
-            thread = try SourceThread { [self] in run(report: report) }
+            thread = try DedicatedThread { [self] in run(report: report) }
         }
     }
 

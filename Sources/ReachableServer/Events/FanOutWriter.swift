@@ -28,7 +28,7 @@ final class FanOutWriter: Sendable {
         var isStopping = false
         /// A wake-up is on its way: handing over more needs no second one.
         var isWaking = false
-        var thread: SourceThread?
+        var thread: DedicatedThread?
     }
 
     /// What one wake-up found to do.
@@ -43,10 +43,10 @@ final class FanOutWriter: Sendable {
     private let state = Mutex(State())
     private let wakeUp = DispatchSemaphore(value: 0)
 
-    /// Starts the thread (the one dedicated-thread type, `SourceThread`). It keeps this writer
+    /// Starts the thread (the one dedicated-thread type, `DedicatedThread`). It keeps this writer
     /// alive until `stop`.
     func start() throws(SystemError) {
-        let thread = try SourceThread { [self] in run() }
+        let thread = try DedicatedThread { [self] in run() }
         state.withLock { $0.thread = thread }
     }
 

@@ -1,11 +1,11 @@
 import Glibc
 import Synchronization
 
-/// A dedicated POSIX thread for a source that sleeps in `poll` (the netlink source, the probe
-/// engine): outside Swift's cooperative
-/// pool, which must never block. Joined exactly once; joining from the thread itself (an owner
+/// A dedicated POSIX thread for work that sleeps in `poll` or on a semaphore (the netlink
+/// source, the probe engine, the fan-out writers): outside Swift's cooperative pool, which must
+/// never block. Joined exactly once; joining from the thread itself (an owner
 /// released inside one of its own callbacks) returns at once instead of deadlocking.
-package final class SourceThread: Sendable {
+package final class DedicatedThread: Sendable {
     private struct State: @unchecked Sendable {
         // Unchecked: pthread_t is an integer on Linux; it is only read under the lock.
         var thread: pthread_t

@@ -4,13 +4,13 @@ import Reachable
 import Testing
 
 /// The `--target-failures` rule, step by step.
-@Suite struct TargetEvaluatorTests {
+@Suite struct ThresholdEvaluatorTests {
     let start = Date(timeIntervalSince1970: 1_000)
     func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
 
     /// Feeds results one by one; returns every evaluation.
     func run(_ results: [ProbeFailureReason?], threshold: Int = 3) -> [TargetEvaluation] {
-        let evaluator = TargetEvaluator(failureThreshold: threshold)
+        let evaluator = ThresholdEvaluator(failureThreshold: threshold)
         var current = TargetEvaluation.unknown(since: start)
         var all: [TargetEvaluation] = []
         for (index, result) in results.enumerated() {

@@ -45,7 +45,7 @@ public typealias TargetEvaluation = ThresholdEvaluation<ProbeFailureReason>
 /// - An `unreachable` thing turns `reachable` after `successThreshold` successes in a row (its
 ///   successThreshold, 1 by default).
 /// - An `unreachable` thing that fails differently keeps its `since` but updates its `reason`.
-public struct TargetEvaluator: Sendable, Equatable {
+public struct ThresholdEvaluator: Sendable, Equatable {
     /// `--target-failures`, at least 1.
     public let failureThreshold: Int
     /// `--target-successes`, at least 1.
