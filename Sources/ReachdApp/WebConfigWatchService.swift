@@ -16,6 +16,11 @@ struct WebConfigWatchService: Service {
     var interval: Duration = .milliseconds(250)
 
     func run() async {
+        // Ends at graceful shutdown (not only when cancelled): the group waits for it.
+        try? await cancelWhenGracefulShutdown { await watch() }
+    }
+
+    private func watch() async {
         var watched = reloader.security.watchedFiles
         var watches = Self.watch(watched)
         while (try? await Task.sleep(for: interval)) != nil, !Task.isCancelled {
@@ -34,6 +39,6 @@ struct WebConfigWatchService: Service {
     /// A watch per file; a file whose directory cannot be watched is left out (its reading at
     /// start succeeded, so this is a directory gone meanwhile: SIGHUP still reloads).
     private static func watch(_ files: [String]) -> [FileWatch] {
-        files.compactMap { try? FileWatch(path: $0) }
+        files.compactMap { try? FileWatch(path: $0, completedWritesOnly: true) }
     }
 }
