@@ -41,10 +41,19 @@ struct WebConfigTests {
     }
 
     @Test(arguments: [
-        ("tls_server_config:\n  cert_file: a\n  key_file: b\nhttp_server_config:\n  http2: false\n", "http_server_config", 5),
+        (
+            "tls_server_config:\n  cert_file: a\n  key_file: b\nhttp_server_config:\n  http2: false\n",
+            "http_server_config", 5
+        ),
         ("basic_auth_users: {}\nfoo: 1\n", "unknown key foo", 2),
-        ("tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: []\n", "tls_server_config.cipher_suites", 4),
-        ("tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequestClientCert\n", "RequestClientCert", 4),
+        (
+            "tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: []\n",
+            "tls_server_config.cipher_suites", 4
+        ),
+        (
+            "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: RequestClientCert\n",
+            "RequestClientCert", 4
+        ),
         ("tls_server_config:\n  cert_file: a\n  key_file: b\n  min_version: TLS11\n", "TLS11", 4),
         ("tls_server_config:\n  key_file: b\n", "tls_server_config.cert_file is missing", 2),
         ("tls_server_config:\n  cert_file: a\n", "tls_server_config.key_file is missing", 2),

@@ -51,7 +51,8 @@ struct WebSecurityTests {
         #expect {
             try WebSecurity(path: path)
         } throws: { error in
-            "\(error)" == "tls_server_config.key_file \(certificates.file("absent.key")): cannot read it: No such file or directory"
+            "\(error)"
+                == "tls_server_config.key_file \(certificates.file("absent.key")): cannot read it: No such file or directory"
         }
         #expect {
             try WebSecurity(path: certificates.file("absent.yml"))
@@ -67,7 +68,8 @@ struct WebSecurityTests {
         #expect {
             try WebSecurity(path: try config(certificates, key: "junk.key"))
         } throws: { error in
-            "\(error)".contains("tls_server_config.key_file \(certificates.file("junk.key")): not an unencrypted PEM key")
+            "\(error)".contains(
+                "tls_server_config.key_file \(certificates.file("junk.key")): not an unencrypted PEM key")
         }
         let path = try certificates.write(
             "web2.yml", "tls_server_config:\n  cert_file: junk.crt\n  key_file: server.key\n")
@@ -92,7 +94,8 @@ struct WebSecurityTests {
         #expect {
             try WebSecurity(path: path)
         } throws: { error in
-            "\(error)" == "\(path): line 2: basic_auth_users.alice: not a bcrypt hash ($2a$, $2b$ or $2y$, cost 04-31, 60 characters)"
+            "\(error)"
+                == "\(path): line 2: basic_auth_users.alice: not a bcrypt hash ($2a$, $2b$ or $2y$, cost 04-31, 60 characters)"
         }
     }
 

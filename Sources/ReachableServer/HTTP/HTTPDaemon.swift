@@ -186,7 +186,9 @@ final class HTTPDaemon: Sendable {
         var tlsText: [UnsafeMutablePointer<CChar>] = []
         var flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         if let credentials = configuration.security?.servesTLS == true ? configuration.security?.tls : nil {
-            tlsText = [strdup(credentials.certificatePEM), strdup(credentials.keyPEM), strdup(credentials.priorityText)]
+            tlsText = [
+                strdup(credentials.certificatePEM), strdup(credentials.keyPEM), strdup(credentials.priorityText),
+            ]
             flags |= MHD_USE_TLS.rawValue
             options.append(MHD_OptionItem(option: MHD_OPTION.HTTPS_MEM_CERT, value: 0, ptr_value: tlsText[0]))
             options.append(MHD_OptionItem(option: MHD_OPTION.HTTPS_MEM_KEY, value: 0, ptr_value: tlsText[1]))

@@ -43,7 +43,8 @@ enum BcryptHash {
         // milliseconds of bcrypt; the allocation is nothing beside it).
         let data = UnsafeMutablePointer<crypt_data>.allocate(capacity: 1)
         defer { data.deallocate() }
-        UnsafeMutableRawPointer(data).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<crypt_data>.size)
+        UnsafeMutableRawPointer(data).initializeMemory(
+            as: UInt8.self, repeating: 0, count: MemoryLayout<crypt_data>.size)
         let phrase = password.map { CChar(bitPattern: $0) } + [0]
         guard let result = crypt_r(phrase, setting, data) else { return nil }
         let bytes = Array(UnsafeRawBufferPointer(start: result, count: strlen(result)))

@@ -35,7 +35,8 @@ final class TLSCredentials: @unchecked Sendable {
             }
         }
         if added == GNUTLS_E_CERTIFICATE_KEY_MISMATCH {
-            throw WebConfigError("tls_server_config: key_file \(keyFile) is not the key of cert_file \(certificateFile)")
+            throw WebConfigError(
+                "tls_server_config: key_file \(keyFile) is not the key of cert_file \(certificateFile)")
         }
         guard added >= 0 else {
             throw WebConfigError(

@@ -8,7 +8,10 @@ struct ClientSecurity: ParsableArguments {
     @Flag(help: "Ask over HTTPS (a reachd whose --web-config-file has tls_server_config).")
     var tls = false
 
-    @Option(help: ArgumentHelp("PEM file of the CAs that verify reachd's certificate, instead of the system's; implies --tls.", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "PEM file of the CAs that verify reachd's certificate, instead of the system's; implies --tls.",
+            valueName: "path"))
     var cacert: String?
 
     @Flag(help: "Do not verify reachd's certificate (said on stderr); implies --tls.")

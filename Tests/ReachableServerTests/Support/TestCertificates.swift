@@ -14,7 +14,8 @@ final class TestCertificates: @unchecked Sendable {
         directory = String(cString: made)
         try run(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", file("ca.key")])
         try run([
-            "req", "-x509", "-new", "-key", file("ca.key"), "-out", file("ca.crt"), "-days", "1", "-subj", "/CN=test CA",
+            "req", "-x509", "-new", "-key", file("ca.key"), "-out", file("ca.crt"), "-days", "1", "-subj",
+            "/CN=test CA",
         ])
         for name in ["server", "client"] {
             try run(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", file("\(name).key")])
