@@ -186,6 +186,7 @@ if Context.environment["REACHD_FUZZ"] != nil {
         fuzzTarget("FuzzNetlink", ["Reachable", "CMnl"]),
         fuzzTarget("FuzzClient", ["ReachdClient", "Reachable"]),
         fuzzTarget("FuzzTargetSpec", ["Probes", "Reachable"]),
+        fuzzTarget("FuzzWebConfig", ["ReachableServer"]),
         fuzzTarget(
             "FuzzRequestRouter",
             ["ReachableServer", "Reachable", .product(name: "Logging", package: "swift-log")]
