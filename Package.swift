@@ -26,6 +26,8 @@ let package = Package(
         // `/metrics`: the registry and the text format only (swift-atomics, CoreMetrics; no SwiftNIO,
         // no Foundation).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // `--web-config-file`: the exporter-toolkit's YAML, read with node marks (errors name the line).
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
     ],
     targets: [
         // C stays in these import targets: module maps plus a shim for what Swift cannot call.
@@ -38,6 +40,17 @@ let package = Package(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
             providers: [.apt(["libmicrohttpd-dev"])]
+        ),
+        // TLS (what libmicrohttpd's HTTPS runs on) and bcrypt (libxcrypt's crypt_r) for the web config.
+        .systemLibrary(
+            name: "CGnuTLS",
+            pkgConfig: "gnutls",
+            providers: [.apt(["libgnutls28-dev"])]
+        ),
+        .systemLibrary(
+            name: "CCrypt",
+            pkgConfig: "libcrypt",
+            providers: [.apt(["libcrypt-dev"])]
         ),
         // Outbound probes: libcurl's multi interface for TCP/HTTP/HTTPS, c-ares for DNS with real
         // error codes and per-query timeouts. Both are driven from one thread (see `Probes`).
@@ -53,7 +66,10 @@ let package = Package(
             name: "ReachableServer",
             dependencies: [
                 "CMicroHTTPD",
+                "CGnuTLS",
+                "CCrypt",
                 "Reachable",
+                .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -86,7 +102,7 @@ let package = Package(
         // What the client commands read: the HTTP answer, the SSE stream, the status lines.
         .target(
             name: "ReachdClient",
-            dependencies: ["Reachable"],
+            dependencies: ["Reachable", "CGnuTLS"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -170,6 +186,7 @@ if Context.environment["REACHD_FUZZ"] != nil {
         fuzzTarget("FuzzNetlink", ["Reachable", "CMnl"]),
         fuzzTarget("FuzzClient", ["ReachdClient", "Reachable"]),
         fuzzTarget("FuzzTargetSpec", ["Probes", "Reachable"]),
+        fuzzTarget("FuzzWebConfig", ["ReachableServer"]),
         fuzzTarget(
             "FuzzRequestRouter",
             ["ReachableServer", "Reachable", .product(name: "Logging", package: "swift-log")]

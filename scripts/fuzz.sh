@@ -27,14 +27,14 @@ while [ $# -gt 0 ]; do
     *) targets+=("$1"); shift ;;
     esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(FuzzNetlink FuzzRequestRouter FuzzClient FuzzTargetSpec)
+[ ${#targets[@]} -gt 0 ] || targets=(FuzzNetlink FuzzRequestRouter FuzzClient FuzzTargetSpec FuzzWebConfig)
 if ! $merge && [ -z "$runs" ] && [ -z "$seconds" ]; then
     echo "give --runs N, --seconds S or both" >&2
     exit 2
 fi
 
 # The largest input each target takes: recorded netlink traffic is a few dozen kilobytes.
-declare -A max_len=([FuzzNetlink]=32768 [FuzzRequestRouter]=2048 [FuzzClient]=16384 [FuzzTargetSpec]=4096)
+declare -A max_len=([FuzzNetlink]=32768 [FuzzRequestRouter]=2048 [FuzzClient]=16384 [FuzzTargetSpec]=4096 [FuzzWebConfig]=4096)
 
 scratch=.build-fuzz
 # Release with testability (the targets reach internal types through @testable import); lld,

@@ -40,6 +40,12 @@ static inline int reachd_mhd_connection_socket(struct MHD_Connection *connection
     return info ? info->connect_fd : -1;
 }
 
+/// MHD_get_connection_info is variadic: a TLS connection's GnuTLS session, or NULL.
+static inline void *reachd_mhd_connection_tls_session(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    return info ? info->tls_session : NULL;
+}
+
 /// Whether a connection notification is MHD_CONNECTION_NOTIFY_STARTED.
 static inline int reachd_mhd_is_connection_start(enum MHD_ConnectionNotificationCode code) {
     return code == MHD_CONNECTION_NOTIFY_STARTED;

@@ -49,7 +49,8 @@ public final class ReachabilityServer: Service, Sendable {
             monitor: monitor, snapshot: snapshot, hub: hub, readiness: configuration.readiness,
             isShuttingDown: { [daemon] in daemon.isDraining }, rejections: RejectionLog(logger: logger),
             crossOrigin: configuration.allowOrigin, metrics: metrics,
-            hosts: HostCheck(policy: configuration.allowedHosts, hostName: HostCheck.machineHostName())
+            hosts: HostCheck(policy: configuration.allowedHosts, hostName: HostCheck.machineHostName()),
+            security: configuration.security
         )
     }
 

@@ -34,5 +34,8 @@ public struct ServerConfiguration: Sendable {
     /// turns the DNS rebinding check off.
     public var allowedHosts: HostPolicy = .builtIn
 
+    /// `--web-config-file`: TLS and basic auth; `nil` serves plain HTTP to anyone.
+    public var security: WebSecurity?
+
     public init() {}
 }

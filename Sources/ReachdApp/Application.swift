@@ -16,6 +16,8 @@ public struct Application: Sendable {
     public let probes: ProbeService?
     /// `nil` without a server configuration.
     public let server: ReachabilityServer?
+    /// `nil` without `--web-config-file`.
+    public let webConfig: WebConfigReloader?
     /// In dependency order.
     public let services: [any Service]
 
@@ -36,8 +38,11 @@ public struct Application: Sendable {
         var running = services
         if let reloadSignal {
             // Before the server: it stops first, and a SIGHUP while it drains is still harmless.
-            let hangup = HangupService(probes: probes, logger: logger, signal: reloadSignal)
+            let hangup = HangupService(probes: probes, webConfig: webConfig, logger: logger, signal: reloadSignal)
             running.insert(hangup, at: server == nil ? running.endIndex : running.endIndex - 1)
+        }
+        if let webConfig {
+            running.insert(WebConfigWatchService(reloader: webConfig), at: running.endIndex - 1)
         }
         let ending: ServiceGroupConfiguration.ServiceConfiguration? = finisher.map {
             .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup)
@@ -123,7 +128,10 @@ public func buildApplication(
     var services: [any Service] = [MonitorService(monitor: monitor)]
     if let probes { services.append(ProbesService(probes: probes)) }
     if let server { services.append(server) }
-    return Application(monitor: monitor, probes: probes, server: server, services: services)
+    let webConfig = configuration.server?.security.map {
+        WebConfigReloader(security: $0, logger: logger, metrics: metrics)
+    }
+    return Application(monitor: monitor, probes: probes, server: server, webConfig: webConfig, services: services)
 }
 
 /// One line per reading of `--targets-file`: what changed, or why it was not applied (the error

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 import Reachable
 
@@ -11,6 +12,10 @@ package struct LocalHTTPClient {
     package let userAgent: String
     /// Seconds for connecting and for each read.
     package var timeout: Double = 3
+    /// HTTPS (`--tls`); `nil`: plain HTTP.
+    package var tls: ClientTLS?
+    /// `--user NAME:PASSWORD`, sent as basic auth with every request.
+    package var user: String?
 
     package init(host: String, port: Int, userAgent: String) {
         self.host = host
@@ -48,6 +53,7 @@ package struct LocalHTTPClient {
         let connection = try connect()
         var request =
             "GET \(path) HTTP/1.1\r\nHost: \(hostHeader)\r\nUser-Agent: \(userAgent)\r\nAccept: */*\r\nConnection: close\r\n"
+        if let user { request += "Authorization: Basic \(Data(user.utf8).base64EncodedString())\r\n" }
         for header in headers { request += "\(header.name): \(header.value)\r\n" }
         try connection.write(Array((request + "\r\n").utf8))
         return connection
@@ -65,7 +71,10 @@ package struct LocalHTTPClient {
         var reasons: [String] = []
         for address in addresses {
             do {
-                return try Connection(address: address, port: port, timeout: timeout)
+                // The certificate names what was asked: `localhost`, or the address given.
+                return try Connection(
+                    address: address, port: port, timeout: timeout,
+                    tls: tls.map { ($0, host.lowercased() == "localhost" ? "localhost" : host) })
             } catch {
                 reasons.append(error.description)
             }
@@ -76,15 +85,35 @@ package struct LocalHTTPClient {
     /// One TCP connection; its answer is read through `reader`.
     package final class Connection {
         private let socket: OwnedDescriptor
+        /// With `--tls`: the session every byte goes through.
+        private let session: TLSClientSession?
         /// Reads the answer from this connection's socket (while the connection lives).
         package let reader: ResponseReader
 
-        init(address: String, port: Int, timeout: Double) throws(Failure) {
+        init(address: String, port: Int, timeout: Double, tls: (ClientTLS, serverName: String)? = nil) throws(Failure) {
             guard let ip = IPAddress(address) else { throw Failure(description: "\(address) is not an IP address") }
             guard let port = UInt16(exactly: port) else {
                 throw Failure(description: "port \(port) is not in 0...65535")
             }
-            do {
+            let socket = try Self.connectedSocket(ip, address: address, port: port, timeout: timeout)
+            let descriptor = socket.rawValue
+            let session = try tls.map { (settings, serverName) throws(Failure) in
+                try TLSClientSession(socket: descriptor, serverName: serverName, settings: settings)
+            }
+            self.socket = socket
+            self.session = session
+            if let session {
+                reader = ResponseReader { try session.receive() }
+            } else {
+                reader = ResponseReader { try Self.receive(from: descriptor) }
+            }
+        }
+
+        /// A TCP socket connected to `ip`, with the timeouts set.
+        private static func connectedSocket(
+            _ ip: IPAddress, address: String, port: UInt16, timeout: Double
+        ) throws(Failure) -> OwnedDescriptor {
+            do throws(SystemError) {
                 let socket = OwnedDescriptor(
                     taking: try systemCall("socket") {
                         Glibc.socket(ip.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -94,9 +123,7 @@ package struct LocalHTTPClient {
                 try ip.withSocketAddress(port: port) { (socketAddress, length) throws(SystemError) in
                     try systemCall("connect \(address)") { Glibc.connect(socket.rawValue, socketAddress, length) }
                 }
-                let descriptor = socket.rawValue
-                self.socket = socket
-                reader = ResponseReader { try Self.receive(from: descriptor) }
+                return socket
             } catch {
                 throw Failure(description: error.code == EINPROGRESS ? "connect \(address): timed out" : "\(error)")
             }
@@ -114,6 +141,10 @@ package struct LocalHTTPClient {
         func write(_ bytes: [UInt8]) throws {
             var offset = 0
             while offset < bytes.count {
+                if let session {
+                    offset += try session.send(bytes[offset...])
+                    continue
+                }
                 do {
                     offset += try bytes[offset...].withUnsafeBytes { chunk throws(SystemError) in
                         try systemCall("send") {

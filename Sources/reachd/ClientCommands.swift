@@ -10,14 +10,19 @@ struct StatusCommand: ParsableCommand {
     )
 
     @OptionGroup var address: ServerAddress
+    @OptionGroup var security: ClientSecurity
 
     @Flag(help: "Print the JSON document as served.")
     var json = false
 
     func run() throws {
-        let client = LocalHTTPClient(
+        var client = LocalHTTPClient(
             host: try address.clientHost(), port: try address.resolvedPort(), userAgent: Reachd.userAgent)
+        try security.configure(&client)
         let (head, body) = try client.get("/status")
+        guard head.status != 401 else {
+            throw ValidationError("reachd answered 401: it needs credentials (--user NAME:PASSWORD or REACHD_USER)")
+        }
         guard head.status == 200 else { throw ValidationError("reachd answered \(head.status)") }
         if json {
             print(String(decoding: body, as: UTF8.self))
@@ -54,6 +59,7 @@ struct CheckCommand: ParsableCommand {
     )
 
     @OptionGroup var address: ServerAddress
+    @OptionGroup var security: ClientSecurity
 
     @Flag(help: "Check /readyz (the default).")
     var ready = false
@@ -77,6 +83,7 @@ struct CheckCommand: ParsableCommand {
         var client = LocalHTTPClient(
             host: try address.clientHost(), port: try address.resolvedPort(), userAgent: Reachd.userAgent)
         client.timeout = timeout
+        try security.configure(&client)
         do {
             let (head, body) = try client.get(path)
             let verdict = HealthText.status(body).map { " \($0)" } ?? ""

@@ -14,6 +14,7 @@ struct WatchCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var address: ServerAddress
+    @OptionGroup var security: ClientSecurity
 
     @Flag(help: "End when the stream ends (exit 0) or cannot be opened (exit 1), instead of reconnecting.")
     var once = false
@@ -24,8 +25,9 @@ struct WatchCommand: AsyncParsableCommand {
     static let longestPause: Duration = .seconds(30)
 
     func run() async throws {
-        let client = LocalHTTPClient(
+        var client = LocalHTTPClient(
             host: try address.clientHost(), port: try address.resolvedPort(), userAgent: Reachd.userAgent)
+        try security.configure(&client)
         var reader = EventStreamReader()
         var pause: Duration?
         while true {

@@ -287,6 +287,7 @@ OPTIONS = {
     "dns-failures": ("REACHD_DNS_FAILURES", "3"),
     "log-level": ("REACHD_LOG_LEVEL", "info"),
     "log-format": ("REACHD_LOG_FORMAT", "text"),
+    "web-config-file": ("REACHD_WEB_CONFIG_FILE", "none"),
 }
 
 

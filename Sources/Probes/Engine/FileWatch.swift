@@ -1,5 +1,5 @@
 import Glibc
-import Reachable
+package import Reachable
 
 /// Notices when one file changes (`/etc/resolv.conf`, a `--targets-file`): written in place,
 /// replaced by a rename (what resolvconf and NetworkManager do), created, or reached through a
@@ -8,7 +8,7 @@ import Reachable
 /// the engine thread polls with its others — no thread and no timer of its own.
 ///
 /// Only the engine thread uses it.
-final class FileWatch {
+package final class FileWatch {
     private let descriptor: OwnedDescriptor
     private let name: String
     private let path: String
@@ -21,7 +21,7 @@ final class FileWatch {
 
     /// - Parameter completedWritesOnly: notice a write in place only when the writer closes the
     ///   file (not at each `write`), so a reader never sees it half written.
-    init(path: String, completedWritesOnly: Bool = false) throws(SystemError) {
+    package init(path: String, completedWritesOnly: Bool = false) throws(SystemError) {
         self.path = path
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[..<$0]).isEmpty ? "/" : String(path[..<$0]) } ?? "."
@@ -39,7 +39,7 @@ final class FileWatch {
         watchFile()
     }
 
-    var pollDescriptor: Int32 { descriptor.rawValue }
+    package var pollDescriptor: Int32 { descriptor.rawValue }
 
     /// The file itself, through any symlinks (and through a bind mount, as `ip netns exec` mounts
     /// resolv.conf): a write in place shows up only here. Absent for now: the directory's watch
@@ -58,7 +58,7 @@ final class FileWatch {
     }
 
     /// Reads every pending event; true if any was about the file.
-    func drain() -> Bool {
+    package func drain() -> Bool {
         var changed = false
         var follow = false
         var otherNames = false

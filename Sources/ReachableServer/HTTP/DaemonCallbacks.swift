@@ -9,11 +9,16 @@ final class HandlerBox {
     /// Seconds an idle connection stays open between requests.
     let connectionTimeout: UInt32
     let openConnections = Atomic<Int>(0)
+    /// With TLS: where each new connection takes its credentials from.
+    let security: WebSecurity?
 
-    init(_ handler: any HTTPHandler, connectionLimit: Int, connectionTimeout: UInt32) {
+    init(
+        _ handler: any HTTPHandler, connectionLimit: Int, connectionTimeout: UInt32, security: WebSecurity? = nil
+    ) {
         self.handler = handler
         self.connectionLimit = connectionLimit
         self.connectionTimeout = connectionTimeout
+        self.security = security?.servesTLS == true ? security : nil
     }
 }
 
@@ -63,7 +68,8 @@ enum DaemonCallbacks {
         }
         let request = HTTPRequest(connection: connection, method: method, url: url, version: version)
         let answer = box.handler.respond(
-            to: request, on: MHDConnection(connection: connection, httpVersion: request.version))
+            to: request,
+            on: MHDConnection(connection: connection, httpVersion: request.version, isTLS: box.security != nil))
         return MHDResponse.queue(answer, to: request, on: connection, context: context)
     }
 
@@ -86,15 +92,29 @@ enum DaemonCallbacks {
     /// closed soon rather than after the full idle timeout. Every byte restarts the clock, so a slow
     /// but steady sender still gets through. The normal timeout is restored as soon as a request
     /// arrives.
-    static let connectionNotification: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+    ///
+    /// With TLS, a new connection's session (made, its handshake not begun) gets the credentials
+    /// in force now, retained in the connection's socket context until it closes: a rotation
+    /// reaches every later handshake, and no connection loses the credentials it runs on.
+    static let connectionNotification: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
         guard let cls, let connection else { return }
         let box = Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue()
         if reachd_mhd_is_connection_start(code) != 0 {
             box.openConnections.add(1, ordering: .relaxed)
             reachd_mhd_set_connection_timeout(
                 connection, min(DaemonCallbacks.firstRequestTimeout, box.connectionTimeout))
+            if let credentials = box.security?.tls, let socketContext,
+                let session = reachd_mhd_connection_tls_session(connection)
+            {
+                credentials.prepare(session: OpaquePointer(session))
+                socketContext.pointee = Unmanaged.passRetained(credentials).toOpaque()
+            }
         } else if reachd_mhd_is_connection_close(code) != 0 {
             box.openConnections.subtract(1, ordering: .relaxed)
+            if let socketContext, let held = socketContext.pointee {
+                socketContext.pointee = nil
+                Unmanaged<TLSCredentials>.fromOpaque(held).release()
+            }
         }
     }
 

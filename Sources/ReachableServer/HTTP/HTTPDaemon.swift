@@ -40,6 +40,9 @@ final class HTTPDaemon: Sendable {
         let daemon: OpaquePointer
         /// The retained handler box the callbacks receive; released after the daemon stops.
         let handler: UnsafeMutableRawPointer
+        /// With TLS, the certificate and key text libmicrohttpd was given (it keeps the
+        /// pointers): freed after the daemon stops.
+        var tlsText: [UnsafeMutablePointer<CChar>] = []
     }
 
     struct StartFailure: Error, CustomStringConvertible {
@@ -137,6 +140,7 @@ final class HTTPDaemon: Sendable {
     private func stopDaemon(_ handle: Handle) {
         MHD_stop_daemon(handle.daemon)
         Unmanaged<HandlerBox>.fromOpaque(handle.handler).release()
+        for text in handle.tlsText { free(text) }
     }
 
     /// `MHD_start_daemon` on a descriptor of the listening socket that libmicrohttpd owns.
@@ -146,7 +150,7 @@ final class HTTPDaemon: Sendable {
         let box = Unmanaged.passRetained(
             HandlerBox(
                 handler, connectionLimit: configuration.maxConnections,
-                connectionTimeout: UInt32(configuration.connectionTimeout)
+                connectionTimeout: UInt32(configuration.connectionTimeout), security: configuration.security
             )
         ).toOpaque()
         var options: [MHD_OptionItem] = [
@@ -176,8 +180,21 @@ final class HTTPDaemon: Sendable {
         if configuration.threads > 1 {
             options.append(item(MHD_OPTION.THREAD_POOL_SIZE, configuration.threads))
         }
+        // With TLS, libmicrohttpd needs a certificate and key of its own at start; every
+        // connection is then given the credentials in force when it is accepted
+        // (`DaemonCallbacks.connectionNotification`), so these are only ever the first ones.
+        var tlsText: [UnsafeMutablePointer<CChar>] = []
+        var flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
+        if let credentials = configuration.security?.servesTLS == true ? configuration.security?.tls : nil {
+            tlsText = [
+                strdup(credentials.certificatePEM), strdup(credentials.keyPEM), strdup(credentials.priorityText),
+            ]
+            flags |= MHD_USE_TLS.rawValue
+            options.append(MHD_OptionItem(option: MHD_OPTION.HTTPS_MEM_CERT, value: 0, ptr_value: tlsText[0]))
+            options.append(MHD_OptionItem(option: MHD_OPTION.HTTPS_MEM_KEY, value: 0, ptr_value: tlsText[1]))
+            options.append(MHD_OptionItem(option: MHD_OPTION.HTTPS_PRIORITIES, value: 0, ptr_value: tlsText[2]))
+        }
         options.append(item(MHD_OPTION.END, 0))
-        let flags = MHD_USE_POLL_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         guard
             let daemon = reachd_mhd_start(
                 UInt32(flags), DaemonCallbacks.acceptPolicy, DaemonCallbacks.accessHandler, box, &options
@@ -186,10 +203,11 @@ final class HTTPDaemon: Sendable {
             // Refused: the descriptor made for it is still reachd's to close.
             _ = OwnedDescriptor(taking: forEngine)
             Unmanaged<HandlerBox>.fromOpaque(box).release()
+            for text in tlsText { free(text) }
             throw StartFailure(
                 description: "libmicrohttpd refused to start (check --max-connections and the file limit)")
         }
-        return Handle(daemon: daemon, handler: box)
+        return Handle(daemon: daemon, handler: box, tlsText: tlsText)
     }
 
     /// How far libmicrohttpd's own limit sits above reachd's: room for the few connections

@@ -13,12 +13,12 @@ struct MHDConnection: StreamConnection, @unchecked Sendable {
     let connection: OpaquePointer
     /// The client's socket when the response is chunked (HTTP/1.1) and may be written directly;
     /// -1 otherwise (an HTTP/1.0 stream's body is unframed, and rare: it always goes through
-    /// libmicrohttpd).
+    /// libmicrohttpd; a TLS stream's bytes are records only GnuTLS can write).
     private let directSocket: Int32
 
-    init(connection: OpaquePointer, httpVersion: String) {
+    init(connection: OpaquePointer, httpVersion: String, isTLS: Bool = false) {
         self.connection = connection
-        directSocket = httpVersion == "HTTP/1.0" ? -1 : reachd_mhd_connection_socket(connection)
+        directSocket = httpVersion == "HTTP/1.0" || isTLS ? -1 : reachd_mhd_connection_socket(connection)
     }
 
     func suspend() {

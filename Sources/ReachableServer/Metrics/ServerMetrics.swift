@@ -351,6 +351,14 @@ public final class ServerMetrics: Sendable {
         if successful { reloadSuccessTime.set(to: time.timeIntervalSince1970) }
     }
 
+    /// `reachd_web_config_last_reload_successful`: whether the last reading of
+    /// `--web-config-file` was applied. Made on the first call: without a web config the series
+    /// does not exist.
+    public func recordWebConfigReload(successful: Bool) {
+        registry.makeGauge(descriptor: Self.name("web_config_last_reload_successful", Help.webConfigReload))
+            .set(to: successful ? 1 : 0)
+    }
+
     /// `count` status events handed to `/events` clients.
     func eventsSent(_ count: Int) {
         if count > 0 { sseEventsSent.increment(by: Int64(count)) }
@@ -429,6 +437,8 @@ private enum Help {
     static let reloadSuccessful = "1 when the last reading of the configuration was applied, 0 when it was refused."
     static let reloadSuccessTime = "When the configuration was last applied, in seconds since the Unix epoch."
     static let sseClients = "Open /events streams."
+    static let webConfigReload =
+        "1 when the last reading of --web-config-file (and the files it names) was applied, 0 when it was refused."
     static let sseEventsSent = "Status events handed to /events streams, the first of each stream included."
     static let netlinkMessages = "Valid rtnetlink messages read from the kernel."
     static let netlinkMalformed = "rtnetlink messages skipped as malformed."

@@ -29,6 +29,16 @@ struct Problem: Sendable, Equatable {
             "reachd does not answer for this Host (a defence against DNS rebinding). Use its IP address, localhost or a name without a dot, or allow the name with --allowed-hosts."
     )
 
+    /// Missing or wrong credentials where `basic_auth_users` asks for them.
+    static let unauthorized = Problem(
+        status: 401, title: "Unauthorized",
+        detail:
+            "This reachd needs credentials (HTTP basic auth) on every path but /livez, /readyz and /healthz."
+    )
+
+    /// The challenge a `401` carries (RFC 7617, as the exporter-toolkit sends it).
+    static let basicChallenge = HTTPField("WWW-Authenticate", #"Basic realm="reachd", charset="UTF-8""#)
+
     var json: [UInt8] {
         let json = JSONWriter()
         json.object {
@@ -46,6 +56,7 @@ extension Problem {
     var response: HTTPResponse {
         var headers = [HTTPField("Content-Type", "application/problem+json"), HTTPField("Cache-Control", "no-store")]
         if status == 405 { headers.append(HTTPField("Allow", Route.allowedMethods)) }
+        if status == 401 { headers.append(Self.basicChallenge) }
         return HTTPResponse(status: status, headers: headers, body: json)
     }
 }

@@ -12,17 +12,21 @@ final class RequestRouter: HTTPHandler {
     private let crossOrigin: CrossOrigin
     private let metrics: ServerMetrics
     private let hosts: HostCheck
+    private let security: WebSecurity?
 
     /// - Parameters:
     ///   - readiness: the conditions of `--ready-when`; `/readyz` passes when all hold.
     ///   - isShuttingDown: whether graceful shutdown has begun (`/readyz` fails from then on).
     ///   - hosts: which `Host` values are answered; the others get `421` on every path.
+    ///   - security: the web config; with `basic_auth_users`, every path but the health ones
+    ///     needs credentials.
     init(
         monitor: NetworkMonitor, snapshot: StatusSnapshot, hub: EventHub,
         readiness: [ReadinessCondition], isShuttingDown: @escaping @Sendable () -> Bool,
         rejections: RejectionLog, crossOrigin: CrossOriginPolicy = .none, metrics: ServerMetrics = ServerMetrics(),
-        hosts: HostCheck = HostCheck()
+        hosts: HostCheck = HostCheck(), security: WebSecurity? = nil
     ) {
+        self.security = security
         self.crossOrigin = CrossOrigin(policy: crossOrigin)
         self.monitor = monitor
         self.snapshot = snapshot
@@ -41,6 +45,14 @@ final class RequestRouter: HTTPHandler {
             rejections.rejected(request, status: Problem.misdirected.status)
             metrics.countRequest(route, status: Problem.misdirected.status)
             return Problem.misdirected.response
+        }
+        // Then credentials, before anything else is looked at (a preflight and a 404 included):
+        // without them nothing but health is answered. The health endpoints stay open for the
+        // kubelet, whose probes carry no secret.
+        if let auth = security?.auth, !Self.isHealth(request.path), !auth.allows(request.header("Authorization")) {
+            rejections.rejected(request, status: Problem.unauthorized.status)
+            metrics.countRequest(Route(request), status: Problem.unauthorized.status)
+            return Problem.unauthorized.response
         }
         if crossOrigin.isEnabled, request.method == "OPTIONS", Route.isCrossOriginReadable(request.path) {
             let response = crossOrigin.preflight(request)
@@ -93,6 +105,11 @@ final class RequestRouter: HTTPHandler {
             rejections.rejected(request, status: problem.status)
             return problem.response
         }
+    }
+
+    /// The paths open without credentials.
+    static func isHealth(_ path: String) -> Bool {
+        path == "/livez" || path == "/readyz" || path == "/healthz"
     }
 
     func streamEnded(_ stream: any BodyStream) {

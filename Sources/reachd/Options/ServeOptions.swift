@@ -20,6 +20,7 @@ struct ServeOptions: ParsableArguments {
     @Option(Settings.connectionMemory) var connectionMemory: Int?
     @Option(Settings.shutdownTimeout) var shutdownTimeout: Double?
     @Option(Settings.threads) var threads: Int?
+    @Option(Settings.webConfigFile) var webConfigFile: String?
     /// The monitor's, the probes' and the log's options, which `reachd wait` takes too.
     @OptionGroup var monitoring: MonitoringOptions
 
@@ -42,7 +43,24 @@ struct ServeOptions: ParsableArguments {
         configuration.connectionMemoryLimit = try Settings.connectionMemory.resolve(connectionMemory)
         configuration.shutdownTimeout = try Settings.shutdownTimeout.resolve(shutdownTimeout)
         configuration.threads = try Settings.threads.resolve(threads)
+        configuration.security = try webSecurity()
         return configuration
+    }
+
+    /// `--web-config-file` read with every file it names; a bad one is refused now, named as
+    /// every refused option is.
+    private func webSecurity() throws -> WebSecurity? {
+        let path = try Settings.webConfigFile.resolve(webConfigFile)
+        guard !path.isEmpty else { return nil }
+        do {
+            return try WebSecurity(path: path)
+        } catch {
+            let source =
+                webConfigFile != nil
+                ? "--\(Settings.webConfigFile.flag)"
+                : "\(Settings.webConfigFile.environment)=\(path) is invalid for --\(Settings.webConfigFile.flag)"
+            throw ValidationError("\(source): \(error)")
+        }
     }
 
     /// `--ready-when`, each condition one that can hold: a refused one would keep `/readyz` failing

@@ -88,6 +88,14 @@ enum Settings {
         default: ServerConfiguration().threads, in: 1...64
     )
 
+    /// Read at start (a bad file is refused, naming the key and line or the file), then again
+    /// on SIGHUP and whenever it or a file it names changes (`WebSecurity`, `WebConfigReloader`).
+    static let webConfigFile = Setting<String>(
+        "web-config-file",
+        "A Prometheus exporter-toolkit web config (YAML): tls_server_config (HTTPS only) and basic_auth_users (bcrypt); read again on SIGHUP and whenever it or a file it names changes",
+        default: "", defaultText: "none", invalid: "must be a path", parse: { $0 }
+    )
+
     // MARK: Observing the network
 
     static let allowOrigin = Setting<CrossOriginPolicy>(

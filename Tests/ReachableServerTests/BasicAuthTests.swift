@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+
+@testable import ReachableServer
+
+/// Basic auth against bcrypt: right, wrong, missing and malformed credentials, and the cache.
+struct BasicAuthTests {
+    /// "secret" and "hunter2", cost 4 (fast for tests; the cost is the hash's own).
+    static let users = [
+        "prometheus": "$2b$04$wV4dIIBB7LbVUOBGXIIunehcyeGJFOJ/47E84NAoNl9iNqnmZY6kq",
+        "alice": "$2b$04$4FuUOXMbTFg7/2bjeC/XD.ewcu..cC317K2SybRQfjz9/NToCC386",
+    ]
+
+    static func header(_ credentials: String, scheme: String = "Basic") -> String {
+        "\(scheme) \(Data(credentials.utf8).base64EncodedString())"
+    }
+
+    @Test func rightCredentialsPass() throws {
+        let auth = try #require(BasicAuth(users: Self.users))
+        #expect(auth.allows(Self.header("prometheus:secret")))
+        #expect(auth.allows(Self.header("alice:hunter2")))
+        #expect(auth.allows(Self.header("alice:hunter2", scheme: "basic")))
+    }
+
+    @Test(arguments: [
+        "prometheus:wrong", "prometheus:", "alice:secret", "nobody:secret", "prometheus:secret\u{0}", ":secret",
+    ])
+    func wrongCredentialsFail(credentials: String) throws {
+        let auth = try #require(BasicAuth(users: Self.users))
+        #expect(!auth.allows(Self.header(credentials)))
+    }
+
+    @Test(arguments: [
+        nil, "", "Basic", "Basic !!!not-base64", "Bearer cHJvbWV0aGV1czpzZWNyZXQ=", "Basic cHJvbWV0aGV1cw==",
+        "Digest username=prometheus",
+    ])
+    func missingOrMalformedHeadersFail(header: String?) throws {
+        let auth = try #require(BasicAuth(users: Self.users))
+        #expect(!auth.allows(header))
+    }
+
+    @Test func noUsersIsNoBasicAuth() {
+        #expect(BasicAuth(users: [:]) == nil)
+    }
+
+    /// A verified header is remembered: the second check costs a hash and a lookup, far less
+    /// than bcrypt at cost 10 (about 50 ms); a failure is never remembered.
+    @Test func aVerifiedHeaderIsCachedAndAFailureIsNot() throws {
+        // "rasmuslerdorf" at cost 10.
+        let hash = "$2b$10$" + "uksSK9gqmkdf2NFzjFhdtesWzKt22l0XGzU3XGuqVO6VpLGOyPmaC"
+        let auth = try #require(BasicAuth(users: ["bob": hash]))
+        let clock = ContinuousClock()
+        let wrong = Self.header("bob:nope")
+        let right = Self.header("bob:rasmuslerdorf")
+        let failures = [clock.measure { #expect(!auth.allows(wrong)) }, clock.measure { #expect(!auth.allows(wrong)) }]
+        let verified = clock.measure { #expect(auth.allows(right)) }
+        let cached = clock.measure { #expect(auth.allows(right)) }
+        // Both failures and the first success paid bcrypt; the second success did not.
+        #expect(failures.allSatisfy { $0 > .milliseconds(5) })
+        #expect(verified > .milliseconds(5))
+        #expect(cached < .milliseconds(5))
+        // An unknown user pays the same bcrypt as a known one.
+        let unknown = clock.measure { #expect(!auth.allows(Self.header("mallory:nope"))) }
+        #expect(unknown > .milliseconds(5))
+    }
+
+    @Test func cachedHeadersAreFastAndBounded() throws {
+        let auth = try #require(BasicAuth(users: Self.users))
+        let header = Self.header("prometheus:secret")
+        #expect(auth.allows(header))
+        let clock = ContinuousClock()
+        let cached = clock.measure { for _ in 0..<1000 { #expect(auth.allows(header)) } }
+        // 1,000 cached checks take less than a few bcrypt verifications at cost 4 (~1 ms each).
+        #expect(cached < .milliseconds(200))
+        // Many distinct good headers (same user, scheme spelled differently) push the first out:
+        // it is verified again, still right.
+        for index in 0..<(BasicAuth.cacheLimit + 5) {
+            let spaced = "Basic" + String(repeating: " ", count: index + 2) + header.dropFirst(6)
+            #expect(auth.allows(spaced))
+        }
+        #expect(auth.allows(header))
+    }
+
+    @Test func constantTimeEqualityComparesEveryByte() {
+        #expect(ConstantTime.equal(Array("abc".utf8), Array("abc".utf8)))
+        #expect(!ConstantTime.equal(Array("abc".utf8), Array("abd".utf8)))
+        #expect(!ConstantTime.equal(Array("abc".utf8), Array("ab".utf8)))
+    }
+
+    @Test func aHashLibxcryptRefusesNeverMatches() {
+        #expect(!BcryptHash.verify(Array("secret".utf8), against: "$2b$04$short"))
+    }
+}
