@@ -45,6 +45,7 @@ if [ -n "$(git status --porcelain --untracked-files=no -- . ':(exclude)docs/repo
 fi
 BASE_LABEL=$BASE_SHORT
 BASE_WHAT="$BASE_REF ($BASE_SHORT)"
+case "$BASE_SHA" in "$BASE_REF"*) BASE_WHAT="commit $BASE_SHORT" ;; esac
 
 # ---- the two binaries: the same build users get (`make release`, the Dockerfile)
 build() { swift build -c release --static-swift-stdlib "$@"; }
