@@ -27,7 +27,6 @@ let package = Package(
         // no Foundation).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // `--web-config-file`: the exporter-toolkit's YAML, read with node marks (errors name the line).
-        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
     ],
     targets: [
         // C stays in these import targets: module maps plus a shim for what Swift cannot call.
@@ -52,6 +51,12 @@ let package = Package(
             pkgConfig: "libcrypt",
             providers: [.apt(["libcrypt-dev"])]
         ),
+        // libyaml's parser for the web config's YAML (see its shim for why not Yams).
+        .systemLibrary(
+            name: "CYAML",
+            pkgConfig: "yaml-0.1",
+            providers: [.apt(["libyaml-dev"])]
+        ),
         // Outbound probes: libcurl's multi interface for TCP/HTTP/HTTPS, c-ares for DNS with real
         // error codes and per-query timeouts. Both are driven from one thread (see `Probes`).
         // libcurl and c-ares, loaded with dlopen on first use (a reachd without probes pays
@@ -68,8 +73,8 @@ let package = Package(
                 "CMicroHTTPD",
                 "CGnuTLS",
                 "CCrypt",
+                "CYAML",
                 "Reachable",
-                .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

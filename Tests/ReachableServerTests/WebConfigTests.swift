@@ -69,6 +69,9 @@ struct WebConfigTests {
         ("tls_server_config:\n  cert_file: \"\"\n  key_file: b\n", "tls_server_config.cert_file is empty", 2),
         ("tls_server_config: [\n", "not valid YAML", 2),
         ("a: b: c\n", "not valid YAML", 1),
+        ("basic_auth_users: &users {}\n", "anchors and aliases are not supported", 1),
+        ("tls_server_config:\n  cert_file: a\n  key_file: *k\n", "anchors and aliases are not supported", 3),
+        ("basic_auth_users: {}\n---\nbasic_auth_users: {}\n", "only one YAML document", 2),
     ])
     func aRefusalNamesTheKeyAndTheLine(text: String, named: String, line: Int) {
         #expect {

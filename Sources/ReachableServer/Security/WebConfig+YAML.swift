@@ -1,5 +1,3 @@
-import Yams
-
 extension WebConfig {
     /// Reads the YAML text of a web config. Every key not listed in DESIGN.md is refused by name
     /// (the toolkit's others — `http_server_config`, `cipher_suites`, … — would otherwise be
@@ -9,13 +7,11 @@ extension WebConfig {
     /// - Parameter directory: what relative paths are resolved against (the file's directory, as
     ///   the exporter-toolkit does).
     public static func parse(yaml text: String, directory: String = ".") throws(WebConfigError) -> WebConfig {
-        let root: Node?
+        let root: YAMLNode?
         do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw Self.refusal(error)
+            root = try YAMLNode.parse(text)
         } catch {
-            throw WebConfigError("not YAML: \(error)")
+            throw WebConfigError("not valid YAML: \(error.problem)", line: error.line)
         }
         // An empty file configures nothing, as for the toolkit.
         guard let root, !root.isNull else { return WebConfig() }
@@ -35,7 +31,7 @@ extension WebConfig {
         return config
     }
 
-    private static func tls(_ node: Node, directory: String) throws(WebConfigError) -> TLS {
+    private static func tls(_ node: YAMLNode, directory: String) throws(WebConfigError) -> TLS {
         var certFile: String?
         var keyFile: String?
         var clientAuth = ClientAuth.none
@@ -79,7 +75,7 @@ extension WebConfig {
         return tls
     }
 
-    private static func users(_ node: Node) throws(WebConfigError) -> [String: String] {
+    private static func users(_ node: YAMLNode) throws(WebConfigError) -> [String: String] {
         var users: [String: String] = [:]
         for (name, value) in try mapping(node, "basic_auth_users") {
             guard !name.isEmpty, !name.contains(":") else {
@@ -99,30 +95,30 @@ extension WebConfig {
     // MARK: Nodes
 
     /// A mapping's entries with string keys, each key once; a null node is an empty mapping.
-    private static func mapping(_ node: Node, _ name: String) throws(WebConfigError) -> [(String, EntryNode)] {
+    private static func mapping(_ node: YAMLNode, _ name: String) throws(WebConfigError) -> [(String, EntryNode)] {
         if node.isNull { return [] }
-        guard case .mapping(let mapping) = node else {
+        guard case .mapping(let mapping, _) = node else {
             throw WebConfigError("\(name) must be a mapping", line: node.line)
         }
         var seen: Set<String> = []
         var entries: [(String, EntryNode)] = []
         for (key, value) in mapping {
-            guard case .scalar(let scalar) = key else {
+            guard case .scalar(let text, _, _) = key else {
                 throw WebConfigError("\(name): a key must be a string", line: key.line)
             }
-            guard seen.insert(scalar.string).inserted else {
-                throw WebConfigError("\(name): \(scalar.string) is given twice", line: key.line)
+            guard seen.insert(text).inserted else {
+                throw WebConfigError("\(name): \(text) is given twice", line: key.line)
             }
-            entries.append((scalar.string, EntryNode(node: value, keyLine: key.line)))
+            entries.append((text, EntryNode(node: value, keyLine: key.line)))
         }
         return entries
     }
 
     private static func string(_ entry: EntryNode, _ name: String) throws(WebConfigError) -> String {
-        guard case .scalar(let scalar) = entry.node, !entry.node.isNull else {
+        guard case .scalar(let text, _, _) = entry.node, !entry.node.isNull else {
             throw WebConfigError("\(name) must be a string", line: entry.line)
         }
-        return scalar.string
+        return text
     }
 
     private static func path(_ entry: EntryNode, _ name: String, directory: String) throws(WebConfigError) -> String {
@@ -130,32 +126,12 @@ extension WebConfig {
         guard !text.isEmpty else { throw WebConfigError("\(name) is empty", line: entry.line) }
         return text.hasPrefix("/") ? text : "\(directory)/\(text)"
     }
-
-    private static func refusal(_ error: YamlError) -> WebConfigError {
-        switch error {
-        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _),
-            .composer(let context, let problem, let mark, _):
-            return WebConfigError("not valid YAML: \(context.map { "\($0.text) " } ?? "")\(problem)", line: mark.line)
-        default:
-            return WebConfigError("not valid YAML: \(error)")
-        }
-    }
 }
 
 /// A mapping's value with the line of its key (where an unknown key is reported).
 private struct EntryNode {
-    var node: Node
+    var node: YAMLNode
     var keyLine: Int?
-    var line: Int? { node.line ?? keyLine }
+    var line: Int? { node.line }
     var isNull: Bool { node.isNull }
-}
-
-extension Node {
-    fileprivate var line: Int? { mark?.line }
-
-    /// `~`, `null`, or nothing at all after the colon.
-    fileprivate var isNull: Bool {
-        guard case .scalar(let scalar) = self else { return false }
-        return scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string)
-    }
 }
