@@ -2,7 +2,7 @@ import FuzzSupport
 
 @testable import ReachableServer
 
-/// `--web-config-file`'s YAML through `WebConfig.parse` (Yams and libyaml underneath), and a
+/// `--web-config-file`'s YAML through `WebConfig.parse` (libyaml underneath, `YAMLNode`), and a
 /// `basic_auth_users` hash through `BcryptHash.isWellFormed`.
 ///
 /// Input: the whole input is the file's text (invalid UTF-8 is decoded with replacements, as the
