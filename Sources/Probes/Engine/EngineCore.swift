@@ -293,6 +293,9 @@ final class EngineCore: @unchecked Sendable {
         timers = [:]
         timersDueFrom = nil
         fileWatches = []
+        // The listeners hold the probing sources, which hold the engine: let both go.
+        resolverListeners = []
+        resolverWatch = nil
         for (easy, transfer) in transfers {
             reachd_curl_multi_remove_handle(multi, easy)
             transfer.complete(cancelled)
