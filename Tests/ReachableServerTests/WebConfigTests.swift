@@ -72,6 +72,9 @@ struct WebConfigTests {
         ("basic_auth_users: &users {}\n", "anchors and aliases are not supported", 1),
         ("tls_server_config:\n  cert_file: a\n  key_file: *k\n", "anchors and aliases are not supported", 3),
         ("basic_auth_users: {}\n---\nbasic_auth_users: {}\n", "only one YAML document", 2),
+        // YAML's line breaks: CR LF is one, a lone CR is one too (as libyaml counts them).
+        ("basic_auth_users: {}\r\nfoo: 1\r\n", "unknown key foo", 2),
+        ("basic_auth_users: {}\r\rfoo: 1\r", "unknown key foo", 3),
     ])
     func aRefusalNamesTheKeyAndTheLine(text: String, named: String, line: Int) {
         #expect {

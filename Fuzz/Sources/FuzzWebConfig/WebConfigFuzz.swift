@@ -17,7 +17,7 @@ enum WebConfigFuzz {
             // A refusal says what it is about; a line, when given, is one of the file's.
             require(!error.message.isEmpty, "an empty refusal")
             if let line = error.line {
-                let lines = text.split(separator: "\n", omittingEmptySubsequences: false).count
+                let lines = yamlLines(text)
                 require(line >= 1 && line <= lines + 1, "line \(line) of a \(lines)-line file")
             }
             return
@@ -31,5 +31,21 @@ enum WebConfigFuzz {
             require(tls.files.allSatisfy { $0.hasPrefix("/") }, "a relative path left: \(tls.files)")
             require(tls.clientAuth != .requireAndVerify || tls.clientCAFile != nil, "client auth without a CA")
         }
+    }
+
+    /// Lines as YAML counts them (and libyaml with it): a line ends at LF, CR, CR LF, NEL, LS or PS
+    /// — a lone CR too, which the first version of this check missed.
+    static func yamlLines(_ text: String) -> Int {
+        var lines = 1
+        var afterCR = false
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": if !afterCR { lines += 1 }
+            case "\r", "\u{85}", "\u{2028}", "\u{2029}": lines += 1
+            default: break
+            }
+            afterCR = scalar == "\r"
+        }
+        return lines
     }
 }
