@@ -1,5 +1,6 @@
 import CGnuTLS
 import Glibc
+import Reachable
 
 /// The client commands' TLS (`--tls`): GnuTLS over the command's own connected socket, so
 /// `reachd status` / `check` / `watch` reach a reachd that serves HTTPS without curl in the image.
@@ -50,7 +51,7 @@ final class TLSClientSession {
         gnutls_set_default_priority(session)
         gnutls_credentials_set(session, GNUTLS_CRD_CERTIFICATE, UnsafeMutableRawPointer(credentials))
         // SNI only for a name: RFC 6066 forbids an address there.
-        if IPLiteral.isAddress(serverName) == false {
+        if IPAddress(serverName) == nil {  // SNI takes names only
             gnutls_server_name_set(session, GNUTLS_NAME_DNS, serverName, serverName.utf8.count)
         }
         gnutls_transport_set_int2(session, socket, socket)
@@ -94,13 +95,5 @@ final class TLSClientSession {
             if Int32(count) == GNUTLS_E_PREMATURE_TERMINATION { return [] }
             throw LocalHTTPClient.Failure(description: "read failed: \(String(cString: gnutls_strerror(Int32(count))))")
         }
-    }
-}
-
-/// Whether text is an IP literal (for SNI, which takes names only).
-private enum IPLiteral {
-    static func isAddress(_ text: String) -> Bool {
-        var buffer = in6_addr()
-        return inet_pton(AF_INET, text, &buffer) == 1 || inet_pton(AF_INET6, text, &buffer) == 1
     }
 }

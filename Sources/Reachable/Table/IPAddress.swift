@@ -33,6 +33,20 @@ public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible
         return nil
     }
 
+    /// Whether `text` (UTF-8 bytes, no terminator) is a literal of `family` by the same strict
+    /// rule as `init?(_:)`, without making a `String` or an address: the `Host` check asks this of
+    /// every request. Copied into a small terminated buffer on the stack.
+    package static func isLiteral(_ text: UnsafeBufferPointer<UInt8>, family: AddressFamily) -> Bool {
+        // INET6_ADDRSTRLEN is 46 with the terminator; nothing longer is an address.
+        guard !text.isEmpty, text.count < 46 else { return false }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { terminated in
+            for offset in 0..<text.count { terminated[offset] = CChar(bitPattern: text[offset]) }
+            terminated[text.count] = 0
+            var address = in6_addr()  // large enough for either family
+            return inet_pton(family == .ipv6 ? AF_INET6 : AF_INET, terminated.baseAddress, &address) == 1
+        }
+    }
+
     /// The address in a `sockaddr_in` or `sockaddr_in6` (what getaddrinfo and c-ares hand back).
     public init?(socketAddress: UnsafePointer<sockaddr>?) {
         guard let socketAddress else { return nil }

@@ -45,7 +45,7 @@ enum HostHeader: Equatable, Sendable {
             var close = start + 1
             while close < end, bytes[close] != UInt8(ascii: "]") { close += 1 }
             guard close < end, isPort(bytes, from: close + 1, to: end),
-                isAddress(bytes, from: start + 1, to: close, family: AF_INET6)
+                isAddress(bytes, from: start + 1, to: close, family: .ipv6)
             else { return .malformed }
             return .ipLiteral
         }
@@ -55,7 +55,7 @@ enum HostHeader: Equatable, Sendable {
         // One trailing dot is the root label: `Reachd.Example.` is `reachd.example`.
         let nameEnd = hostEnd > start && bytes[hostEnd - 1] == UInt8(ascii: ".") ? hostEnd - 1 : hostEnd
         guard isName(bytes, from: start, to: nameEnd) else { return .malformed }
-        if isAddress(bytes, from: start, to: nameEnd, family: AF_INET) { return .ipLiteral }
+        if isAddress(bytes, from: start, to: nameEnd, family: .ipv4) { return .ipLiteral }
         return .name(lowercased(bytes, from: start, to: nameEnd))
     }
 
@@ -99,25 +99,17 @@ enum HostHeader: Equatable, Sendable {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 
-    /// Whether the bytes are an address of `family` to strict `inet_pton` (as `IPAddress` reads
-    /// one), copied into a small terminated buffer on the stack.
+    /// Whether the bytes are an address of `family` (`IPAddress`'s rule); an IPv4 literal has
+    /// digits and dots only, so a name is not handed to `inet_pton` at all.
     private static func isAddress(
-        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, family: Int32
+        _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, family: AddressFamily
     ) -> Bool {
-        let length = end - start
-        // INET6_ADDRSTRLEN is 46 with the terminator; nothing longer is an address.
-        guard length > 0, length < 46 else { return false }
-        if family == AF_INET {
+        if family == .ipv4 {
             for index in start..<end where !isDigit(bytes[index]) && bytes[index] != UInt8(ascii: ".") {
                 return false
             }
         }
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: 64) { text in
-            for offset in 0..<length { text[offset] = CChar(bitPattern: bytes[start + offset]) }
-            text[length] = 0
-            var address = in6_addr()  // large enough for either family
-            return inet_pton(family, text.baseAddress, &address) == 1
-        }
+        return IPAddress.isLiteral(UnsafeBufferPointer(rebasing: bytes[start..<end]), family: family)
     }
 
     private static func lowercased(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> String {
