@@ -131,6 +131,10 @@ def request(port: int, ctx: ssl.SSLContext | None, path: str, headers: dict | No
             if not chunk:
                 break
             data += chunk
+    if not data:
+        # A TLS 1.3 refusal (a missing or unknown client certificate) arrives as an alert on
+        # the first read: the server closed without an answer.
+        raise ConnectionResetError("closed without an answer")
     head, _, body = data.partition(b"\r\n\r\n")
     status_line, *header_lines = head.decode("latin-1").split("\r\n")
     fields = {}

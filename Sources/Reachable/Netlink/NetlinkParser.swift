@@ -156,16 +156,21 @@ public struct NetlinkParser: Sendable {
             guard let hops = Self.nextHopInterfaces(attribute) else { return nil }
             interfaces += hops
         }
+        let size = Int32(info.pointee.rtm_family) == AF_INET6 ? 16 : 4
         var preferredSource: IPAddress?
         if let attribute = attributes[Int(RTA_PREFSRC.rawValue)] {
-            let size = Int32(info.pointee.rtm_family) == AF_INET6 ? 16 : 4
             guard let bytes = attributes.bytes(of: attribute, count: size) else { return nil }
             preferredSource = IPAddress(bytes: bytes)
         }
+        var destination: [UInt8] = []
+        if let attribute = attributes[Int(RTA_DST.rawValue)] {
+            guard let bytes = attributes.bytes(of: attribute, count: size) else { return nil }
+            destination = bytes
+        }
         return RouteRecord(
             family: info.pointee.rtm_family, table: table, type: info.pointee.rtm_type,
-            destinationLength: info.pointee.rtm_dst_len, priority: priority, tos: info.pointee.rtm_tos,
-            outputInterfaces: interfaces, preferredSource: preferredSource
+            destinationLength: info.pointee.rtm_dst_len, destination: destination, priority: priority,
+            tos: info.pointee.rtm_tos, outputInterfaces: interfaces, preferredSource: preferredSource
         )
     }
 

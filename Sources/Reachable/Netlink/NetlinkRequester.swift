@@ -120,6 +120,26 @@ final class NetlinkRequester {
         }
     }
 
+    /// The routing-table entry the kernel matches for `destination` now (`RTM_F_FIB_MATCH`);
+    /// `nil` when no entry matches or the question could not be asked.
+    func matchedEntry(_ destination: IPAddress) -> RouteRecord.Entry? {
+        do {
+            let sequence = nextSequence()
+            try socket.send(NetlinkRequests.routeLookup(destination: destination, fibMatch: true, sequence: sequence))
+            while true {
+                for envelope in try receiveAnswer(sequence, parser: &lookupParser) {
+                    switch envelope.message {
+                    case .route(let route): return route.entry
+                    case .error(let code) where code != 0: return nil
+                    default: continue
+                    }
+                }
+            }
+        } catch {
+            return nil
+        }
+    }
+
     private func nextSequence() -> UInt32 {
         sequence &+= 1
         return sequence

@@ -29,12 +29,15 @@ enum NetlinkRequests {
     }
 
     /// `ip route get DESTINATION`: which route would the kernel use? No packet is sent.
-    static func routeLookup(destination address: IPAddress, sequence: UInt32) -> [UInt8] {
+    /// `fibMatch` (`ip route get fibmatch`) answers with the routing-table entry that matched —
+    /// its prefix, table and metric — instead of the route made for this destination.
+    static func routeLookup(destination address: IPAddress, fibMatch: Bool = false, sequence: UInt32) -> [UInt8] {
         build(type: Int32(RTM_GETROUTE), flags: NLM_F_REQUEST, sequence: sequence) { header in
             let message = mnl_nlmsg_put_extra_header(header, MemoryLayout<rtmsg>.size)!
                 .assumingMemoryBound(to: rtmsg.self)
             message.pointee.rtm_family = UInt8(address.family)
             message.pointee.rtm_dst_len = UInt8(address.bytes.count * 8)
+            if fibMatch { message.pointee.rtm_flags = UInt32(RTM_F_FIB_MATCH) }
             address.bytes.withUnsafeBytes { raw in
                 mnl_attr_put(header, UInt16(RTA_DST.rawValue), raw.count, raw.baseAddress)
             }

@@ -48,11 +48,15 @@ final class NetlinkSource: @unchecked Sendable {
     private struct Connection {
         var events: NetlinkSocket
         var requester: NetlinkRequester
-        var parser = NetlinkParser(keepsSpecificRoutes: false)
+        /// Every route in full, specific ones too: their removals matter (`RemovedRoutes`), and
+        /// notifications are few (dumps, which can be 100,000 routes, skip them).
+        var parser = NetlinkParser()
     }
 
     private var connection: Connection
     private var table = NetworkTable()
+    /// What the batch being read removed; lookups wait until the kernel has unlinked it.
+    private var removedRoutes = RemovedRoutes()
     /// What a link set down is about to lose (read after each batch that set one down).
     private let removals = AddressRemovalsOnDown()
     private let wakeUp: WakeUpEvent
@@ -145,6 +149,7 @@ final class NetlinkSource: @unchecked Sendable {
             }
             if descriptors[1].revents != 0 { return nil }
             do {
+                removedRoutes = RemovedRoutes()
                 if ready > 0 { try awaitAddressRemovals(after: try drain(buffer: buffer), buffer: buffer) }
                 if let path = try derivePath() {
                     retryLookupAfter = -1
@@ -220,6 +225,7 @@ final class NetlinkSource: @unchecked Sendable {
             for envelope in connection.parser.parse(UnsafeRawBufferPointer(rebasing: buffer[0..<received])) {
                 count += 1
                 flushed.note(envelope.message, before: table)
+                removedRoutes.note(envelope.message)
                 table.apply(envelope.message)
             }
         }
@@ -285,7 +291,7 @@ final class NetlinkSource: @unchecked Sendable {
     private func lookup(_ destination: IPAddress?) throws(SystemError) -> RouteLookup? {
         guard let destination else { return .notAsked }
         for _ in 0..<3 {
-            let answer = connection.requester.lookup(destination)
+            let answer = settledLookup(destination)
             guard case .failed(let code) = answer else { return answer }
             if Self.kernelAnswers.contains(code) { return answer }
             let error = SystemError("route lookup", code: code)
@@ -300,8 +306,25 @@ final class NetlinkSource: @unchecked Sendable {
     private func routeQuestions() -> RouteQuestions {
         let routing = RoutingSnapshot(table)
         return RouteQuestions { [self] address in
-            RouteVerdict(judging: connection.requester.lookup(address), by: routing)
+            RouteVerdict(judging: settledLookup(address), by: routing)
         }
+    }
+
+    /// The kernel's route for `destination`, once the entry it matches is not one this batch
+    /// removed (`RemovedRoutes`: IPv4 may not have unlinked it yet). Asks which entry matches
+    /// first, then the route — never the other way round, or the route could come from an
+    /// entry unlinked in between. Pauses 1, 2, 4 … 128 ms; after that (or when stopped) it
+    /// answers as the kernel does.
+    private func settledLookup(_ destination: IPAddress) -> RouteLookup {
+        var pause = 1
+        while !removedRoutes.isEmpty, pause <= 128,
+            let entry = connection.requester.matchedEntry(destination), removedRoutes.contains(entry)
+        {
+            stats.withLock { $0.staleLookups += 1 }
+            guard sleep(.milliseconds(pause)) else { break }
+            pause *= 2
+        }
+        return connection.requester.lookup(destination)
     }
 
     /// Errors that are the kernel's answer about routing itself, not a failure to ask: no route,

@@ -14,6 +14,9 @@ public struct SourceStatistics: Sendable, Equatable {
     public var reconnects = 0
     /// Route lookups that failed for a passing reason (`EBUSY`, a timeout) and were asked again.
     public var transientLookupFailures = 0
+    /// Times a lookup found the kernel still matching a route it had announced removed, and
+    /// waited before asking again (`RemovedRoutes`).
+    public var staleLookups = 0
 
     public init() {}
 }

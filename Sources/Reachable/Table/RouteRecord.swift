@@ -1,8 +1,8 @@
 import CMnl
 
-/// What the table keeps of an `RTM_NEWROUTE` for a default route (destination length 0).
-/// Only default routes are kept: they alone feed `isDefaultRoute`; reachability itself comes
-/// from the kernel's own lookup.
+/// One route as the kernel announces or answers it. The table keeps default routes only
+/// (destination length 0): they alone feed `isDefaultRoute`; reachability itself comes from the
+/// kernel's own lookup. Other routes matter only by their `entry` (`RemovedRoutes`).
 public struct RouteRecord: Sendable, Equatable {
     public var family: UInt8
     /// From `RTA_TABLE` when present (tables above 255 only fit there).
@@ -10,6 +10,8 @@ public struct RouteRecord: Sendable, Equatable {
     /// `RTN_*`: unicast, unreachable, blackhole, prohibit, …
     public var type: UInt8
     public var destinationLength: UInt8
+    /// `RTA_DST`: the prefix's bytes (empty for a default route).
+    public var destination: [UInt8] = []
     public var priority: UInt32
     public var tos: UInt8
     /// `RTA_OIF`, or every next hop's interface of an `RTA_MULTIPATH` route.
@@ -26,6 +28,23 @@ public struct RouteRecord: Sendable, Equatable {
     }
 
     var key: Key { Key(family: family, table: table, priority: priority, tos: tos) }
+
+    /// Which entry of the kernel's routing table this is, for any destination length: what an
+    /// `RTM_DELROUTE` names and what a lookup with `RTM_F_FIB_MATCH` answers.
+    public struct Entry: Hashable, Sendable {
+        var family: UInt8
+        var table: UInt32
+        var destination: [UInt8]
+        var destinationLength: UInt8
+        var priority: UInt32
+        var tos: UInt8
+    }
+
+    public var entry: Entry {
+        Entry(
+            family: family, table: table, destination: destination, destinationLength: destinationLength,
+            priority: priority, tos: tos)
+    }
 
     public var isUnicastDefault: Bool { destinationLength == 0 && type == UInt8(RTN_UNICAST) }
 }
