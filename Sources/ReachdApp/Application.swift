@@ -78,6 +78,7 @@ public func buildApplication(
     var monitorConfiguration = configuration.monitor
     let started = Date()
     monitorConfiguration.initialTargets = configuration.probes.initialTargets(since: started)
+    monitorConfiguration.initialTargetsFile = configuration.probes.initialTargetsFile(since: started)
     monitorConfiguration.initialConnectivity = configuration.probes.initialConnectivity(since: started)
     monitorConfiguration.initialDNS = configuration.probes.initialDNS(since: started)
 

@@ -75,13 +75,23 @@ package enum StatusText {
     /// 2001:db8::10] since …; ipv4 reachable 198.18.1.10 via eth0, ipv6 unreachable (timeout)
     /// 2001:db8::10 via eth0`.
     package static func line(_ target: TargetStatus) -> String {
-        var parts = ["  target", target.name, target.url, stateText(target.state.rawValue, target.reason)]
+        var parts = [
+            "  target", target.name, target.url, stateText(target.state.rawValue, target.reason, target.detail),
+        ]
         if target.degraded { parts.append("degraded") }
         if let interface = target.interface { parts.append("via \(interface)") }
         if !target.addresses.isEmpty { parts.append(addressList(target.addresses)) }
         parts.append(sinceText(target.since))
         let families = AddressFamily.allCases.compactMap { family in target[family].map { familyText(family, $0) } }
         let text = parts.joined(separator: " ") + (families.isEmpty ? "" : "; " + families.joined(separator: ", "))
+        return visible(text)
+    }
+
+    /// `  targets file /etc/reachd/targets applied 2026-11-27T06:00:00.000Z`, and when its last
+    /// read was refused: `… not applied: line 3: invalid target "oops"`.
+    package static func line(_ file: TargetsFileStatus) -> String {
+        var text = "  targets file \(file.path) applied \(ReachabilityStatus.timestampStyle.format(file.appliedAt))"
+        if let error = file.error { text += "; last read not applied: \(error)" }
         return visible(text)
     }
 
@@ -135,7 +145,7 @@ package enum StatusText {
     /// `ipv6 unreachable (timeout) 2001:db8::10 via eth0`: the address probed and its interface
     /// when the family has a routable one.
     private static func familyText(_ family: AddressFamily, _ status: TargetFamilyStatus) -> String {
-        var parts = [family.rawValue, stateText(status.state.rawValue, status.reason)]
+        var parts = [family.rawValue, stateText(status.state.rawValue, status.reason, status.detail)]
         if let address = status.address { parts.append(address) }
         if let interface = status.interface { parts.append("via \(interface)") }
         return parts.joined(separator: " ")
@@ -143,12 +153,14 @@ package enum StatusText {
 
     /// `ipv6 limited (timeout)`.
     private static func familyText(_ family: AddressFamily, _ status: ConnectivityFamilyStatus) -> String {
-        "\(family.rawValue) " + stateText(status.state.rawValue, status.reason)
+        "\(family.rawValue) " + stateText(status.state.rawValue, status.reason, status.detail)
     }
 
     /// `unreachable (no-route)`, or just the state when there is no reason.
-    private static func stateText(_ state: String, _ reason: ProbeFailureReason?) -> String {
-        reason.map { "\(state) (\($0.rawValue))" } ?? state
+    /// With the failure in words when there is one: `unreachable (refused: ECONNREFUSED: connection refused)`.
+    private static func stateText(_ state: String, _ reason: ProbeFailureReason?, _ detail: String? = nil) -> String {
+        guard let reason else { return state }
+        return "\(state) (\(reason.rawValue)" + (detail.map { ": \($0)" } ?? "") + ")"
     }
 
     /// `[198.18.1.10, 2001:db8::10]`; a name with dozens of addresses shows the first four.

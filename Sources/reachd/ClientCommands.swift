@@ -36,6 +36,7 @@ struct StatusCommand: ParsableCommand {
         for target in status.targets {
             print(StatusText.line(target))
         }
+        if let file = status.targetsFile { print(StatusText.line(file)) }
         if status.connectivity.state != .disabled {
             print(StatusText.line(status.connectivity))
         }

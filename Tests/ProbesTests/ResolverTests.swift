@@ -62,7 +62,7 @@ struct ResolverTests {
     @Test func nxdomainIsDNSNotTimeout() async {
         let outcome = await engine.resolve("nx.test", timeout: .seconds(5))
         #expect(outcome.failure == .dns, "\(outcome)")
-        #expect(outcome.detail == "Domain name not found", "ARES_ENOTFOUND")
+        #expect(outcome.detail == "NXDOMAIN from 127.0.0.1", "ARES_ENOTFOUND, and who said so")
         #expect(outcome.addresses.isEmpty)
         #expect(outcome.duration < .seconds(2), "an answer, not a wait: \(outcome.duration)")
     }
@@ -71,7 +71,7 @@ struct ResolverTests {
         try directory.replace("resolv.conf", with: "nameserver 127.0.0.2\n")
         let outcome = await engine.resolve("txtonly.test")
         #expect(outcome.failure == .dns, "\(outcome)")
-        #expect(outcome.detail == "DNS server returned answer with no data", "ARES_ENODATA, not a guess")
+        #expect(outcome.detail == "no address for the name from 127.0.0.2", "ARES_ENODATA, not a guess")
     }
 
     @Test func queryTheServerRefusesIsDNS() async {
@@ -96,7 +96,7 @@ struct ResolverTests {
                 attempts: 1))
         let outcome = await impatient.resolve("db.test", timeout: .seconds(3))
         #expect(outcome.failure == .timeout, "\(outcome)")
-        #expect(outcome.detail == "Timeout while contacting DNS servers", "ARES_ETIMEOUT")
+        #expect(outcome.detail == "no answer within the timeout from 127.0.0.3", "ARES_ETIMEOUT")
         #expect(outcome.duration < .seconds(1))
     }
 
@@ -130,7 +130,7 @@ struct ResolverTests {
         try "nameserver 127.0.0.1\n# edited in place\n".write(
             toFile: directory.file("resolv.conf"), atomically: false, encoding: .utf8)
         #expect(await engine.resolve("db.test").addresses == [IPAddress("198.18.1.10")!])
-        #expect(await engine.resolve("nx.test").detail == "Domain name not found", "A's answer for nx.test")
+        #expect(await engine.resolve("nx.test").detail == "NXDOMAIN from 127.0.0.1", "A's answer for nx.test")
     }
 
     @Test func resolutionUnderWayFinishesOnItsOldServerAfterAChange() async throws {

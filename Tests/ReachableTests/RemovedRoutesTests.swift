@@ -1,7 +1,8 @@
 import CMnl
 import Glibc
-@testable import Reachable
 import Testing
+
+@testable import Reachable
 
 /// Which entries a batch removed: what a lookup must not be answered by (`RemovedRoutes`).
 @Suite struct RemovedRoutesTests {
@@ -34,8 +35,11 @@ import Testing
     @Test func anEntryIsItsPrefixTableMetricAndFamilyNotItsNextHop() throws {
         let removed = Self.removals([MessageBuilder.route(removed: true, priority: 100, outputInterface: 2)])
         // The same entry answered by a lookup names the next hop too: still the removed one.
-        #expect(removed.contains(try #require(Self.entry(
-            MessageBuilder.route(priority: 100, outputInterface: 7, gateway: "198.18.0.9")))))
+        #expect(
+            removed.contains(
+                try #require(
+                    Self.entry(
+                        MessageBuilder.route(priority: 100, outputInterface: 7, gateway: "198.18.0.9")))))
         for other in [
             MessageBuilder.route(priority: 200, outputInterface: 2),
             MessageBuilder.route(table: 100, priority: 100, outputInterface: 2),

@@ -36,7 +36,7 @@ import Testing
             + #""connectivity":{"state":"disabled","url":null,"reason":null,"since":"2026-11-21T22:00:00.250Z","#
             + #""ipv4":null,"ipv6":null,"degraded":false},"#
             + #""dns":{"state":"disabled","name":null,"reason":null,"since":"2026-11-21T22:00:00.250Z","servers":[]},"#
-            + #""sequence":7,"changedAt":"2026-11-21T22:00:00.250Z","stateSince":"2026-11-21T22:00:00.250Z"}"#
+            + #""targetsFile":null,"sequence":7,"changedAt":"2026-11-21T22:00:00.250Z","stateSince":"2026-11-21T22:00:00.250Z"}"#
         #expect(Self.text(Self.example()) == expected)
     }
 
@@ -78,12 +78,14 @@ import Testing
                 interface: "eth0", since: since,
                 ipv4: TargetFamilyStatus(state: .reachable, address: "198.18.1.10", interface: "eth0"),
                 ipv6: TargetFamilyStatus(
-                    state: .unreachable, reason: .timeout, address: "2001:db8::1", interface: "eth0"),
+                    state: .unreachable, reason: .timeout, detail: "no connection within the timeout",
+                    address: "2001:db8::1", interface: "eth0"),
                 degraded: true)
         ]
         status.connectivity = ConnectivityStatus(
             state: .full, url: "http://check.test/", since: since, ipv4: ConnectivityFamilyStatus(state: .full),
-            ipv6: ConnectivityFamilyStatus(state: .limited, reason: .tls), degraded: true)
+            ipv6: ConnectivityFamilyStatus(state: .limited, reason: .tls, detail: "certificate has expired"),
+            degraded: true)
         status.dns = DNSStatus(
             state: .degraded, name: "kubernetes.default.svc.cluster.local.", since: since,
             servers: NameserverStatus.State.allCases.map {
@@ -92,14 +94,22 @@ import Testing
                 + DNSFailureReason.allCases.map {
                     NameserverStatus(address: "10.96.0.11", state: .failing, reason: $0, since: since)
                 })
+        status.targetsFile = TargetsFileStatus(
+            path: "/etc/reachd/targets", appliedAt: since, error: #"line 3: invalid target "oops""#)
         let decoded = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(status.jsonBytes()))
         #expect(decoded == status)
         let text = Self.text(status)
         #expect(
             text.contains(
-                #""ipv6":{"state":"unreachable","reason":"timeout","address":"2001:db8::1","interface":"eth0"},"#
-                    + #""degraded":true}"#))
-        #expect(text.contains(#""ipv6":{"state":"limited","reason":"tls"},"degraded":true}"#))
+                #""ipv6":{"state":"unreachable","reason":"timeout","detail":"no connection within the timeout","#
+                    + #""address":"2001:db8::1","interface":"eth0"},"degraded":true}"#))
+        #expect(
+            text.contains(
+                #""ipv6":{"state":"limited","reason":"tls","detail":"certificate has expired"},"degraded":true}"#))
+        #expect(
+            text.contains(
+                #""targetsFile":{"path":"/etc/reachd/targets","appliedAt":"2026-11-21T22:00:00.250Z","#
+                    + #""error":"line 3: invalid target \"oops\""},"sequence":7"#))
         #expect(text.contains(#""reason":"no-servers""#))
         #expect(text.contains(#""dns":{"state":"degraded","name":"kubernetes.default.svc.cluster.local.","#))
     }
@@ -114,7 +124,7 @@ import Testing
         let text = Self.text(Self.example())
         let topLevel = [
             "state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces", "targets",
-            "connectivity", "dns", "sequence", "changedAt", "stateSince",
+            "connectivity", "dns", "targetsFile", "sequence", "changedAt", "stateSince",
         ]
         let interface = ["name", "index", "transport", "kind", "operState", "isDefaultRoute", "addresses"]
         let positions = try topLevel.map { try #require(text.range(of: "\"\($0)\":")?.lowerBound) }

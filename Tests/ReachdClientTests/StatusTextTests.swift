@@ -106,7 +106,24 @@ struct StatusTextFamilyTests {
         #expect(
             StatusText.line(literal)
                 == "  target db tcp://198.18.1.10:5432 unreachable (no-route) [198.18.1.10] since 2026-11-18T11:06:40.000Z; "
-                + "ipv4 unreachable (no-route)"
+                + "ipv4 unreachable (no-route: no route to the address)"
+        )
+        // The failure in words, for the target and its family; the targets file's state.
+        let refused = TargetStatus(
+            name: "db", url: "tcp://198.18.1.10:5432", state: .unreachable, reason: .refused,
+            detail: "ECONNREFUSED: connection refused", addresses: ["198.18.1.10"], since: Self.since,
+            ipv4: TargetFamilyStatus(
+                state: .unreachable, reason: .refused, detail: "ECONNREFUSED: connection refused",
+                address: "198.18.1.10", interface: "eth0"))
+        #expect(
+            StatusText.line(refused)
+                == "  target db tcp://198.18.1.10:5432 unreachable (refused: ECONNREFUSED: connection refused) "
+                + "[198.18.1.10] since 2026-11-18T11:06:40.000Z; "
+                + "ipv4 unreachable (refused: ECONNREFUSED: connection refused) 198.18.1.10 via eth0")
+        let file = TargetsFileStatus(path: "/etc/reachd/targets", appliedAt: Self.since, error: "line 3: oops")
+        #expect(
+            StatusText.line(file)
+                == "  targets file /etc/reachd/targets applied 2026-11-18T11:06:40.000Z; last read not applied: line 3: oops"
         )
         // Not resolved: no family at all, the line as before.
         let unresolved = TargetStatus(

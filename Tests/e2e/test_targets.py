@@ -253,7 +253,9 @@ def test_unrelated_netlink_change_reprobes_at_once(world, reachd_in):
     at once (the interval is 30 s)."""
     web = world.server()
     web.stop()
-    server = reachd_in(world, *target_args({"db": f"tcp://db.test:{web.port}"}), "--target-interval", "30")
+    # --target-failures 1: the first failure is confirmed, so no quick re-probe follows it.
+    server = reachd_in(world, *target_args({"db": f"tcp://db.test:{web.port}"}), "--target-interval", "30",
+                       "--target-failures", "1")
     wait_target(server, "db", is_state("unreachable", "refused"), timeout=5)
     web.start()
     time.sleep(1.0)

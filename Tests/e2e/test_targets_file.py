@@ -280,8 +280,15 @@ def test_a_bad_line_is_not_applied(world, reachd_in, targets_dir):
         assert failed[SUCCESSFUL] == 0
         assert failed[SUCCESS_TIME] == started[SUCCESS_TIME], "the last good reading is still the one at start"
         doc = status(server)
-        assert doc["sequence"] == before["sequence"] and names(doc) == ["kept"], "the previous set stays"
-        assert not any(client.reader.events for client, _ in clients), "a refused file published something"
+        assert names(doc) == ["kept"] and doc["targets"] == before["targets"], "the previous set stays"
+        # The refusal is shown where people look: one document, with the reason in targetsFile.
+        assert doc["sequence"] == before["sequence"] + 1, (before["sequence"], doc["sequence"])
+        assert doc["targetsFile"]["error"].startswith("line 3: "), doc["targetsFile"]
+        assert doc["targetsFile"]["appliedAt"] == before["targetsFile"]["appliedAt"]
+        clients = [(client, client.next_event(timeout=5)) for client, _ in clients]
+        for _, event in clients:
+            assert event.doc["targetsFile"] == doc["targetsFile"] and names(event.doc) == ["kept"]
+        before = doc
 
         write_atomically(path, f"kept=tcp://db.test:{p}\nnew=tcp://db.test:{p}\n")
         check_applied_in_place(clients, before, ["kept", "new"], kept=["kept"], fresh=["new"])
@@ -306,7 +313,9 @@ def test_a_file_without_a_ready_when_target_is_not_applied(world, reachd_in, tar
     assert "target:api" in record["error"], record
     assert metrics(server)[SUCCESSFUL] == 0
     doc = status(server)
-    assert names(doc) == ["api", "other"] and doc["sequence"] == before["sequence"]
+    assert names(doc) == ["api", "other"] and doc["targets"] == before["targets"]
+    # Not applied, and the document says why (one document: targetsFile.error).
+    assert doc["sequence"] == before["sequence"] + 1 and "target:api" in doc["targetsFile"]["error"], doc
     readyz = http(server.port, "GET", "/readyz", ns=server.netns)
     assert readyz.status == 200 and "target:api" in readyz.body.decode()
 

@@ -519,9 +519,10 @@ _CERTS_LOCK = threading.Lock()
 
 def certificates() -> dict[str, str]:
     """Made once per test process with `openssl`: a CA, a leaf it signed for secure.test and
-    db.test, and a self-signed leaf for the same names that nothing trusts.
+    db.test, the same leaf expired yesterday, and a self-signed leaf for the same names that
+    nothing trusts.
 
-    Keys: ca, leaf_cert, leaf_key, self_cert, self_key, dir.
+    Keys: ca, leaf_cert, leaf_key, expired_cert, self_cert, self_key, dir.
     """
     global _CERTS
     with _CERTS_LOCK:
@@ -542,11 +543,14 @@ def certificates() -> dict[str, str]:
         (d / "leaf.ext").write_text(f"{san}\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n")
         openssl("x509", "-req", "-in", str(d / "leaf.csr"), "-CA", str(d / "ca.pem"), "-CAkey", str(d / "ca.key"),
                 "-CAcreateserial", "-out", str(d / "leaf.pem"), "-days", "2", "-extfile", str(d / "leaf.ext"))
+        # Valid until a day before it was made: "certificate has expired", and nothing else wrong.
+        openssl("x509", "-req", "-in", str(d / "leaf.csr"), "-CA", str(d / "ca.pem"), "-CAkey", str(d / "ca.key"),
+                "-CAcreateserial", "-out", str(d / "expired.pem"), "-days", "-1", "-extfile", str(d / "leaf.ext"))
         openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
                 "-keyout", str(d / "self.key"), "-out", str(d / "self.pem"), "-days", "2", "-subj", "/CN=secure.test",
                 "-addext", san)
         _CERTS = {"dir": directory, "ca": str(d / "ca.pem"), "leaf_cert": str(d / "leaf.pem"),
-                  "leaf_key": str(d / "leaf.key"), "self_cert": str(d / "self.pem"), "self_key": str(d / "self.key")}
+                  "leaf_key": str(d / "leaf.key"), "expired_cert": str(d / "expired.pem"), "self_cert": str(d / "self.pem"), "self_key": str(d / "self.key")}
         return _CERTS
 
 
@@ -698,13 +702,15 @@ class World:
         """A started HTTP/TCP server on the gateway's 0.0.0.0:`port` (0: any free port).
 
         `tls`: None (plain), "trusted" (a leaf signed by the test CA, see `start_reachd_in`'s
-        `trust_test_ca`) or "self-signed".
+        `trust_test_ca`), "expired" (that leaf, expired) or "self-signed".
         """
         context = None
         if tls is not None:
             certs = certificates()
             if tls == "trusted":
                 context = server_tls(certs["leaf_cert"], certs["leaf_key"])
+            elif tls == "expired":
+                context = server_tls(certs["expired_cert"], certs["leaf_key"])
             elif tls == "self-signed":
                 context = server_tls(certs["self_cert"], certs["self_key"])
             else:

@@ -66,6 +66,9 @@ int reachd_probe_libraries_load(char *error, size_t error_size);
       (channel, name, dnsclass, type, callback, context))                                        \
     X(int, ares_set_servers_ports, (ares_channel channel, struct ares_addr_port_node * servers), \
       (channel, servers))                                                                        \
+    X(int, ares_get_servers_ports, (ares_channel channel, struct ares_addr_port_node * *servers), \
+      (channel, servers))                                                                        \
+    V(ares_free_data, (void *data), (data))                                                      \
     X(int, ares_parse_a_reply,                                                                   \
       (const unsigned char *answer, int length, struct hostent **host,                           \
        struct ares_addrttl *addresses, int *count),                                              \

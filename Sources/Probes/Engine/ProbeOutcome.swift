@@ -34,7 +34,8 @@ public struct ProbeOutcome: Sendable, Equatable {
     /// ended first). `nil` when no prefix was expected or no answer came.
     public var bodyPrefixMatched: Bool?
     public var timings: ProbeTimings
-    /// libcurl's own message for a failure (`CURLOPT_ERRORBUFFER`), for logs; never in the document.
+    /// The failure in the document's words (`FailureDetail`): `HTTP 404`,
+    /// `ECONNREFUSED: connection refused`, `certificate has expired`; `nil` on success.
     public var detail: String?
     /// The engine stopped before the job ended (`failure` is then `error`).
     public var wasCancelled: Bool

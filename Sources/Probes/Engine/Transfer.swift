@@ -105,7 +105,7 @@ final class Transfer {
     func finish(code: CURLcode) {
         let answered = code == CURLE_OK || (code == CURLE_WRITE_ERROR && stoppedReading)
         var socketErrno = 0
-        if code == CURLE_COULDNT_CONNECT { _ = reachd_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &socketErrno) }
+        if !answered { _ = reachd_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &socketErrno) }
         var outcome = ProbeOutcome(
             failure: answered ? nil : CurlFailure.reason(for: code, socketErrno: Int32(clamping: socketErrno)),
             timings: timings())
@@ -116,9 +116,10 @@ final class Transfer {
             if !(200...399).contains(status) { outcome.failure = .httpStatus }
             if job.expectedBodyPrefix != nil { outcome.bodyPrefixMatched = prefixMatched ?? false }
         }
-        if outcome.failure != nil {
-            let message = String(cString: errorBuffer)
-            outcome.detail = message.isEmpty ? String(cString: reachd_curl_easy_strerror(code)) : message
+        if let failure = outcome.failure {
+            outcome.detail = FailureDetail.transfer(
+                failure, code: code, statusCode: outcome.statusCode, socketErrno: Int32(clamping: socketErrno),
+                message: String(cString: errorBuffer), timings: outcome.timings, usesTLS: job.url.scheme == .https)
         }
         complete(outcome)
     }

@@ -7,6 +7,8 @@ public struct ThresholdEvaluation<Reason: Sendable & Equatable>: Sendable, Equat
     public var state: TargetStatus.State
     /// `nil` unless `state` is `unreachable`.
     public var reason: Reason?
+    /// The failure that set `reason`, in words; `nil` unless `state` is `unreachable`.
+    public var detail: String?
     /// When `state` last changed (for `unknown`, when it was configured).
     public var since: Date
     /// Failed probes in a row since the last success (0 after a success).
@@ -15,11 +17,12 @@ public struct ThresholdEvaluation<Reason: Sendable & Equatable>: Sendable, Equat
     public var consecutiveSuccesses: Int
 
     public init(
-        state: TargetStatus.State, reason: Reason?, since: Date, consecutiveFailures: Int = 0,
+        state: TargetStatus.State, reason: Reason?, detail: String? = nil, since: Date, consecutiveFailures: Int = 0,
         consecutiveSuccesses: Int = 0
     ) {
         self.state = state
         self.reason = reason
+        self.detail = detail
         self.since = since
         self.consecutiveFailures = consecutiveFailures
         self.consecutiveSuccesses = consecutiveSuccesses
@@ -29,6 +32,7 @@ public struct ThresholdEvaluation<Reason: Sendable & Equatable>: Sendable, Equat
     public static func unknown(since: Date) -> ThresholdEvaluation {
         ThresholdEvaluation(state: .unknown, reason: nil, since: since)
     }
+
 }
 
 /// A target family's evaluation.
@@ -58,9 +62,31 @@ public struct ThresholdEvaluator: Sendable, Equatable {
         self.successThreshold = successThreshold
     }
 
+    /// When to probe again (confirming quickly): while it has failed fewer than `failureThreshold`
+    /// times in a row — or, after failing, succeeded fewer than `successThreshold` times — 1 s
+    /// after the first result of the run, then 2 s, 4 s …, never later than `interval`; else
+    /// `interval`. So a stopped server reads `unreachable` about 3 s after its first failed probe
+    /// with the defaults, not 3 intervals; the thresholds still count every probe.
+    public func confirmationDelay<Reason>(after evaluation: ThresholdEvaluation<Reason>, interval: Duration) -> Duration
+    {
+        let failures = evaluation.consecutiveFailures
+        let successes = evaluation.state == .unreachable ? evaluation.consecutiveSuccesses : 0
+        let run: Int
+        if (1..<failureThreshold).contains(failures) {
+            run = failures
+        } else if (1..<successThreshold).contains(successes) {
+            run = successes
+        } else {
+            return interval
+        }
+        return min(.seconds(Int64(1) << min(run - 1, 40)), interval)
+    }
+
     /// The next evaluation of a target family (`no-route` decides at once).
-    public func next(after previous: TargetEvaluation, failure: ProbeFailureReason?, at now: Date) -> TargetEvaluation {
-        next(after: previous, failure: failure, decidesAtOnce: failure == .noRoute, at: now)
+    public func next(
+        after previous: TargetEvaluation, failure: ProbeFailureReason?, detail: String? = nil, at now: Date
+    ) -> TargetEvaluation {
+        next(after: previous, failure: failure, detail: detail, decidesAtOnce: failure == .noRoute, at: now)
     }
 
     /// The next evaluation.
@@ -68,10 +94,12 @@ public struct ThresholdEvaluator: Sendable, Equatable {
     /// - Parameters:
     ///   - previous: the current evaluation.
     ///   - failure: `nil` when the probe succeeded, otherwise why it failed.
+    ///   - detail: the failure in words (kept while `unreachable`).
     ///   - decidesAtOnce: the failure needs no threshold (a missing route).
     ///   - now: when the result came, the new `since` if the state changes.
     public func next<Reason>(
-        after previous: ThresholdEvaluation<Reason>, failure: Reason?, decidesAtOnce: Bool, at now: Date
+        after previous: ThresholdEvaluation<Reason>, failure: Reason?, detail: String? = nil, decidesAtOnce: Bool,
+        at now: Date
     ) -> ThresholdEvaluation<Reason> {
         guard let failure else {
             let successes = previous.consecutiveSuccesses + 1
@@ -92,7 +120,7 @@ public struct ThresholdEvaluator: Sendable, Equatable {
                 state: .reachable, reason: nil, since: previous.since, consecutiveFailures: failures)
         }
         return ThresholdEvaluation(
-            state: .unreachable, reason: failure, since: previous.state == .unreachable ? previous.since : now,
-            consecutiveFailures: failures)
+            state: .unreachable, reason: failure, detail: detail,
+            since: previous.state == .unreachable ? previous.since : now, consecutiveFailures: failures)
     }
 }

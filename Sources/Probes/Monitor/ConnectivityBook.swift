@@ -47,14 +47,16 @@ struct ConnectivityBook: Sendable {
             families = families.filter { !result.covers.contains($0.key) }
             for probed in result.families {
                 let (state, reason) = ConnectivityEvaluator.classify(probed.outcome)
-                families[probed.family] = ConnectivityFamilyStatus(state: state, reason: reason)
+                families[probed.family] = ConnectivityFamilyStatus(
+                    state: state, reason: reason, detail: reason == nil ? nil : probed.outcome.detail)
             }
             for family in AddressFamily.allCases where result.failedLookups.contains(family) {
                 // Its query failed while the other family resolved: `limited (dns)` if it had
                 // addresses at the last resolution (kept while shown), else no addresses (`null`).
                 let last = addresses.filter { $0.addressFamily == family }
                 guard !last.isEmpty else { continue }
-                families[family] = ConnectivityFamilyStatus(state: .limited, reason: .dns)
+                families[family] = ConnectivityFamilyStatus(
+                    state: .limited, reason: .dns, detail: result.lookupDetails[family])
                 kept += last
             }
             addresses = (kept + result.addresses).sorted()

@@ -47,6 +47,12 @@ public struct ProbeConfiguration: Sendable {
         targets.map { TargetBook(spec: $0, since: since).status }
     }
 
+    /// The targets file as the first document shows it: applied at start (the command line read
+    /// it), or `nil` without one.
+    public func initialTargetsFile(since: Date) -> TargetsFileStatus? {
+        targetsFile.map { TargetsFileStatus(path: $0.path, appliedAt: since) }
+    }
+
     /// Connectivity as the first document shows it: `unknown` with its URL, or `disabled`.
     public func initialConnectivity(since: Date) -> ConnectivityStatus {
         connectivity.map { ConnectivityStatus(state: .unknown, url: $0.url.text, since: since) }

@@ -35,6 +35,8 @@ struct ProbePipeline: Sendable {
         /// Why the name did not resolve for any family (then `families` is empty); `no-route`
         /// when none of the previous addresses is routable any more.
         var unresolved: ProbeFailureReason?
+        /// `unresolved` in words (`NXDOMAIN from 198.18.0.1`).
+        var unresolvedDetail: String?
         /// The families whose verdict this result carries: both for a whole run; fewer when a
         /// family was reported before the other resolved, or joins after it.
         var covers: Set<AddressFamily> = Set(AddressFamily.allCases)
@@ -47,6 +49,8 @@ struct ProbePipeline: Sendable {
         /// REFUSED from every server) while another family resolved: nothing is known of their
         /// addresses from this run.
         var failedLookups: Set<AddressFamily> = []
+        /// Each failed lookup in words.
+        var lookupDetails: [AddressFamily: String] = [:]
         /// From the start to the end of the last covered family.
         var duration: Duration = .zero
     }
@@ -110,7 +114,12 @@ struct ProbePipeline: Sendable {
             }
         }
         // The kernel could not be asked about some address: not a verdict about the route.
-        completion(FamilyResult(family: family, outcome: .failed(couldNotAsk ? .error : .noRoute)))
+        completion(
+            FamilyResult(
+                family: family,
+                outcome: couldNotAsk
+                    ? .failed(.error, detail: "the kernel could not be asked for a route")
+                    : .failed(.noRoute, detail: TargetFamilyStatus.noRouteDetail)))
     }
 }
 
@@ -143,6 +152,8 @@ private final class FamilyRun: @unchecked Sendable {
     private var finished: [ProbePipeline.FamilyResult] = []
     private var unreported = Set(AddressFamily.allCases)
     private var delayStarted = false
+    /// Why a family's query failed or found nothing, in words.
+    private var lookupDetails: [AddressFamily: String] = [:]
     private var ended = false
 
     init(
@@ -164,6 +175,7 @@ private final class FamilyRun: @unchecked Sendable {
         guard !ended else { return }
         if outcome.wasCancelled { return cancel() }
         lookups[family] = outcome.failure == nil ? .answered(outcome.addresses) : .failed
+        lookupDetails[family] = outcome.detail
         if !isPending {
             launchAnswered()
         } else if !outcome.addresses.isEmpty, !delayStarted {
@@ -251,10 +263,13 @@ private final class FamilyRun: @unchecked Sendable {
             // `no-route` when DNS itself needed the route that went away.
             let noRoute = pipeline.noneRoutable(previousAddresses)
             result.unresolved = noRoute ? .noRoute : .dns
+            result.unresolvedDetail =
+                noRoute ? TargetFamilyStatus.noRouteDetail : (lookupDetails[.ipv4] ?? lookupDetails[.ipv6])
             result.addresses = noRoute ? previousAddresses : []
             return result
         }
         result.failedLookups = failed
+        result.lookupDetails = lookupDetails.filter { failed.contains($0.key) }
         return result
     }
 }

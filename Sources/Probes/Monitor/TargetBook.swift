@@ -41,7 +41,7 @@ struct TargetBook: Sendable {
     mutating func record(_ result: ProbePipeline.Result, evaluator: ThresholdEvaluator, at now: Date) -> Int {
         var failedLookups = 0
         if let failure = result.unresolved {
-            recordUnresolved(failure, evaluator: evaluator, at: now)
+            recordUnresolved(failure, detail: result.unresolvedDetail, evaluator: evaluator, at: now)
         } else {
             // The families the result does not cover stay as they are (the other family of a run
             // whose answer is still awaited).
@@ -49,7 +49,8 @@ struct TargetBook: Sendable {
             var kept = addresses.filter { !result.covers.contains($0.addressFamily) }
             for probed in result.families {
                 var family = families[probed.family] ?? Family(evaluation: seed(since: now))
-                let evaluation = evaluator.next(after: family.evaluation, failure: probed.outcome.failure, at: now)
+                let evaluation = evaluator.next(
+                    after: family.evaluation, failure: probed.outcome.failure, detail: probed.outcome.detail, at: now)
                 // While a failure is still tolerated the family stays as it was seen last.
                 if !(evaluation.state == .reachable && probed.outcome.failure != nil) {
                     family.address = probed.address
@@ -65,7 +66,8 @@ struct TargetBook: Sendable {
                 let last = addresses.filter { $0.addressFamily == family }
                 guard !last.isEmpty else { continue }
                 var entry = families[family] ?? Family(evaluation: seed(since: now))
-                entry.evaluation = evaluator.next(after: entry.evaluation, failure: .dns, at: now)
+                entry.evaluation = evaluator.next(
+                    after: entry.evaluation, failure: .dns, detail: result.lookupDetails[family], at: now)
                 next[family] = entry
                 kept += last
                 failedLookups += 1
@@ -85,7 +87,8 @@ struct TargetBook: Sendable {
             let known = addresses.filter { $0.addressFamily == family }
             guard !known.isEmpty, known.allSatisfy(unroutable.contains) else { continue }
             var entry = families[family] ?? Family(evaluation: seed(since: now))
-            entry.evaluation = evaluator.next(after: entry.evaluation, failure: .noRoute, at: now)
+            entry.evaluation = evaluator.next(
+                after: entry.evaluation, failure: .noRoute, detail: TargetFamilyStatus.noRouteDetail, at: now)
             entry.address = nil
             entry.interface = nil
             families[family] = entry
@@ -94,22 +97,25 @@ struct TargetBook: Sendable {
     }
 
     /// The name did not resolve (or, `no-route`, none of the last addresses is routable).
-    private mutating func recordUnresolved(_ failure: ProbeFailureReason, evaluator: ThresholdEvaluator, at now: Date) {
+    private mutating func recordUnresolved(
+        _ failure: ProbeFailureReason, detail: String?, evaluator: ThresholdEvaluator, at now: Date
+    ) {
         if failure == .noRoute, !addresses.isEmpty {
             return routesGone(Set(addresses), evaluator: evaluator, at: now)
         }
         guard !families.isEmpty else {
-            unresolved = evaluator.next(after: unresolved, failure: failure, at: now)
+            unresolved = evaluator.next(after: unresolved, failure: failure, detail: detail, at: now)
             return
         }
         for family in families.keys {
             families[family]!.evaluation = evaluator.next(
-                after: families[family]!.evaluation, failure: failure, at: now)
+                after: families[family]!.evaluation, failure: failure, detail: detail, at: now)
         }
         // Every family has given up: the name itself is what fails now.
         if families.values.allSatisfy({ $0.evaluation.state == .unreachable }) {
             unresolved = TargetEvaluation(
-                state: .unreachable, reason: failure, since: now, consecutiveFailures: evaluator.failureThreshold)
+                state: .unreachable, reason: failure, detail: detail, since: now,
+                consecutiveFailures: evaluator.failureThreshold)
             families = [:]
             addresses = spec.url.literal.map { [$0] } ?? []
         }
@@ -119,18 +125,28 @@ struct TargetBook: Sendable {
     /// unreachable (so `--target-successes` still applies) when the name had stopped resolving.
     private func seed(since now: Date) -> TargetEvaluation {
         guard unresolved.state == .unreachable else { return .unknown(since: now) }
-        return TargetEvaluation(state: .unreachable, reason: unresolved.reason, since: unresolved.since)
+        return TargetEvaluation(
+            state: .unreachable, reason: unresolved.reason, detail: unresolved.detail, since: unresolved.since)
+    }
+
+    /// When to probe again: soon while any family's verdict (or the name's) is being confirmed
+    /// (`ThresholdEvaluator.confirmationDelay`), else `interval`.
+    func nextDelay(evaluator: ThresholdEvaluator, interval: Duration) -> Duration {
+        let evaluations = families.isEmpty ? [unresolved] : families.values.map(\.evaluation)
+        return evaluations.map { evaluator.confirmationDelay(after: $0, interval: interval) }.min() ?? interval
     }
 
     private mutating func derive(at now: Date) {
         for family in AddressFamily.allCases {
             status[family] = families[family].map {
                 TargetFamilyStatus(
-                    state: $0.evaluation.state, reason: $0.evaluation.reason, address: $0.address?.description,
-                    interface: $0.interface)
+                    state: $0.evaluation.state, reason: $0.evaluation.reason,
+                    detail: $0.evaluation.state == .unreachable ? $0.evaluation.detail : nil,
+                    address: $0.address?.description, interface: $0.interface)
             }
         }
-        status.deriveOverall(unresolved: families.isEmpty ? unresolved.reasonIfUnreachable : nil, at: now)
+        let unresolvedFailure = unresolved.reasonIfUnreachable.map { (reason: $0, detail: unresolved.detail) }
+        status.deriveOverall(unresolved: families.isEmpty ? unresolvedFailure : nil, at: now)
         // A name not probed yet has resolved to nothing the document could show; a literal is its address.
         status.addresses =
             status.state == .unknown && spec.url.literal == nil ? [] : addresses.map(\.description)

@@ -14,7 +14,7 @@ final class TargetProber: Sendable {
     /// netlink thread (the route gate), always inside the monitor's update, never across I/O.
     private let books: SharedBook<[TargetBook]>
     private let scheduler: ProbeScheduler<ProbePipeline.Result>
-    private let monitor: NetworkMonitor
+    let monitor: NetworkMonitor
 
     /// - Parameters:
     ///   - monitor: its document already lists the targets as `unknown`
@@ -57,7 +57,8 @@ final class TargetProber: Sendable {
                 }
                 // A family judged failed for its lookup alone is a failed probe (reason dns) too.
                 for _ in 0..<failedLookups { events.targetProbed(name, result.duration, .dns) }
-                return applied ? interval : nil
+                let delay = books.withLock { $0[item].nextDelay(evaluator: evaluator, interval: interval) }
+                return applied ? delay : nil
             })
         monitor.addRouteGate(
             RouteGate(
@@ -91,17 +92,23 @@ final class TargetProber: Sendable {
     /// order and are dropped, and one extra probe of a kept target is judged like any other.
     /// On the engine thread.
     ///
+    /// - Parameter applied: what else the document says of the applied read (`targetsFile`),
+    ///   in the same update; told whether the set changed.
     /// - Returns: what changed, by name.
-    func replaceTargets(with specs: [TargetSpec]) -> TargetSetChange {
+    func replaceTargets(
+        with specs: [TargetSpec], applied: (inout ReachabilityStatus, _ setChanged: Bool) -> Void = { _, _ in }
+    ) -> TargetSetChange {
         assert(scheduler.engine.isEngineThread, "the scheduler is confined to the engine thread")
         var change = TargetSetChange()
         if books.withLock({ $0.map(\.spec) }) == specs {
             change.kept = specs.map(\.name)
-            return change  // nothing to do: no run is disturbed
+            monitor.update { applied(&$0, false) }
+            return change  // nothing else to do: no run is disturbed
         }
         // Books and document in one update: the route gate (on the netlink thread, inside the
         // monitor's lock) sees either the old set in both or the new set in both.
         monitor.update { document in
+            applied(&document, true)
             let now = Date()
             document.targets = books.withLock { books in
                 let previous = Dictionary(books.map { ($0.spec.name, $0) }, uniquingKeysWith: { first, _ in first })

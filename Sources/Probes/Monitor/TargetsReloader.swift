@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import Reachable
 
 /// Reads `--targets-file` again on SIGHUP and whenever it changes, and applies it in place
 /// (`TargetProber.replaceTargets`) — or, when it does not parse or drops a target `--ready-when`
@@ -44,11 +45,24 @@ final class TargetsReloader: @unchecked Sendable {
         let same = read == lastRead
         lastRead = read
         if cause == .fileChanged, same { return }
+        let now = Date()
         let outcome = read.flatMap { bytes in
             Result { () throws(TargetsFileError) in try file.targets(in: bytes) }
-        }.map { prober.replaceTargets(with: $0) }
+        }.map { specs in
+            // Applied in the document that applies the targets. A read that changes nothing
+            // (SIGHUP on the same file) keeps the time: no new document for it — unless it
+            // clears an error.
+            prober.replaceTargets(with: specs) { document, setChanged in
+                guard setChanged || document.targetsFile?.error != nil else { return }
+                document.targetsFile?.error = nil
+                document.targetsFile?.appliedAt = now
+            }
+        }
+        if case .failure(let error) = outcome {
+            prober.monitor.update { $0.targetsFile?.error = error.summary }
+        }
         if cause == nil, case .success(let change) = outcome, change.isNone { return }
-        report(TargetsReload(cause: cause ?? .fileChanged, path: file.path, outcome: outcome, at: Date()))
+        report(TargetsReload(cause: cause ?? .fileChanged, path: file.path, outcome: outcome, at: now))
     }
 }
 

@@ -38,6 +38,13 @@ struct NameserverBook: Sendable {
         derive(at: now)
     }
 
+    /// When to ask `server` again: soon while its verdict is being confirmed (below
+    /// `--dns-failures`), else `interval` (`ThresholdEvaluator.confirmationDelay`).
+    func nextDelay(for server: IPAddress, interval: Duration) -> Duration {
+        guard let evaluation = servers.first(where: { $0.address == server })?.evaluation else { return interval }
+        return evaluator.confirmationDelay(after: evaluation, interval: interval)
+    }
+
     /// The route gate: servers the kernel has no usable route to are `failing` (`no-route`) at once.
     mutating func routesGone(_ unroutable: Set<IPAddress>, at now: Date) {
         for index in servers.indices where unroutable.contains(servers[index].address) {

@@ -44,13 +44,15 @@ final class NameserverChecker: Sendable {
             record: { item, answer, epoch, _ in
                 let server = answer.server
                 events.nameserverAsked(server.description, answer.duration, answer.failure)
+                var delay = interval
                 let applied = monitor.update(ifEpoch: epoch) { document in
                     document.dns = book.withLock { book in
                         book.record(answer.failure, server: server, at: Date())
+                        delay = book.nextDelay(for: server, interval: interval)
                         return book.status
                     }
                 }
-                return applied ? interval : nil
+                return applied ? delay : nil
             })
         monitor.addRouteGate(
             RouteGate(

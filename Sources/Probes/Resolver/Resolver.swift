@@ -78,20 +78,26 @@ final class Resolver {
         let callback: ares_addrinfo_callback =
             family == nil
             ? { context, status, _, result in
-                Resolver.finish(context, Resolver.outcome(status: status, result: result), result)
+                Resolver.finish(context, Resolver.outcome(status: status, result: result), status, result)
             }
             : { context, status, _, result in
-                Resolver.finish(context, Resolver.familyOutcome(status: status, result: result), result)
+                Resolver.finish(context, Resolver.familyOutcome(status: status, result: result), status, result)
             }
         channel.getAddresses(of: host, family: family, context: context, callback: callback)
     }
 
     /// Ends a query from c-ares' callback (a C function pointer: it captures nothing).
+    /// A failure's words name the status and the nameservers asked (`SERVFAIL from 198.18.0.1`).
     private static func finish(
-        _ context: UnsafeMutableRawPointer?, _ outcome: ResolveOutcome, _ result: UnsafeMutablePointer<ares_addrinfo>?
+        _ context: UnsafeMutableRawPointer?, _ outcome: ResolveOutcome, _ status: Int32,
+        _ result: UnsafeMutablePointer<ares_addrinfo>?
     ) {
         let call = Unmanaged<PendingQuery<ResolveOutcome>.Call>.fromOpaque(context!).takeRetainedValue()
         if let result { reachd_ares_freeaddrinfo(result) }
+        var outcome = outcome
+        if status != ARES_SUCCESS, !outcome.wasCancelled {
+            outcome.detail = FailureDetail.dns(status: status, servers: call.channel.servers)
+        }
         call.channel.outstanding -= 1
         call.query.finish(outcome)
     }

@@ -129,6 +129,11 @@ public struct TargetsFileError: Error, Sendable, Equatable, CustomStringConverti
         return "targets file \(place): \(explanation)"
     }
 
+    /// Without the path, for the document's `targetsFile.error` (the path is beside it there).
+    public var summary: String {
+        line.map { "line \($0): \(explanation)" } ?? explanation
+    }
+
     private var explanation: String {
         switch problem {
         case .unreadable(let reason): "cannot be read: \(reason)"

@@ -22,6 +22,8 @@ public struct MonitorConfiguration: Sendable {
     /// What the first document lists before any probe ran: the configured targets (`unknown`)
     /// and the connectivity check (`unknown`, or `disabled`). Their sources update them later.
     public var initialTargets: [TargetStatus] = []
+    /// The first document's `targetsFile` (`nil` without `--targets-file`).
+    public var initialTargetsFile: TargetsFileStatus?
     public var initialConnectivity: ConnectivityStatus?
     /// And DNS (`unknown` with its name, or `disabled`).
     public var initialDNS: DNSStatus?

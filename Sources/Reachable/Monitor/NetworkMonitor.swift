@@ -72,9 +72,11 @@ public final class NetworkMonitor: Sendable {
     }
 
     private static func unknownStatus(_ configuration: MonitorConfiguration) -> ReachabilityStatus {
-        ReachabilityStatus(
+        var status = ReachabilityStatus(
             path: .unknown, targets: configuration.initialTargets, connectivity: configuration.initialConnectivity,
             dns: configuration.initialDNS, sequence: 0, changedAt: Date())
+        status.targetsFile = configuration.initialTargetsFile
+        return status
     }
 
     /// What the kernel source learned. While the kernel cannot be observed the document says

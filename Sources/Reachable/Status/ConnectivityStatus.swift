@@ -91,9 +91,12 @@ public struct ConnectivityFamilyStatus: Sendable, Equatable {
     public var state: ConnectivityStatus.State
     /// Why it is `limited`; `nil` otherwise.
     public var reason: ProbeFailureReason?
+    /// The last failure in words (`HTTP 302`, `ETIMEDOUT …`); `nil` unless it failed.
+    public var detail: String?
 
-    public init(state: ConnectivityStatus.State, reason: ProbeFailureReason? = nil) {
+    public init(state: ConnectivityStatus.State, reason: ProbeFailureReason? = nil, detail: String? = nil) {
         self.state = state
         self.reason = reason
+        self.detail = detail
     }
 }

@@ -4,8 +4,8 @@ import FoundationEssentials
 /// tests that check the encoder. Writing has one implementation only: `jsonBytes()`.
 extension ReachabilityStatus: Decodable {
     private enum Keys: String, CodingKey {
-        case state, ipv4, ipv6, transport, isDataMetered, interfaces, targets, connectivity, dns, sequence, changedAt,
-            stateSince
+        case state, ipv4, ipv6, transport, isDataMetered, interfaces, targets, connectivity, dns, targetsFile, sequence,
+            changedAt, stateSince
     }
 
     public init(from decoder: any Decoder) throws {
@@ -26,6 +26,7 @@ extension ReachabilityStatus: Decodable {
             try container.decodeIfPresent(ConnectivityStatus.self, forKey: .connectivity)
             ?? .disabled(since: changedAt)
         dns = try container.decodeIfPresent(DNSStatus.self, forKey: .dns) ?? .disabled(since: changedAt)
+        targetsFile = try container.decodeIfPresent(TargetsFileStatus.self, forKey: .targetsFile)
         // Absent before reachd told it: the document's own time is the best known bound.
         stateSince =
             try container.decodeIfPresent(String.self, forKey: .stateSince).map { try Self.timestampStyle.parse($0) }
@@ -35,7 +36,7 @@ extension ReachabilityStatus: Decodable {
 
 extension TargetStatus: Decodable {
     private enum Keys: String, CodingKey {
-        case name, url, state, reason, addresses, interface, since, ipv4, ipv6, degraded
+        case name, url, state, reason, detail, addresses, interface, since, ipv4, ipv6, degraded
     }
 
     public init(from decoder: any Decoder) throws {
@@ -45,6 +46,7 @@ extension TargetStatus: Decodable {
             url: try container.decode(String.self, forKey: .url),
             state: try container.decode(State.self, forKey: .state),
             reason: try container.decodeIfPresent(ProbeFailureReason.self, forKey: .reason),
+            detail: try container.decodeIfPresent(String.self, forKey: .detail),
             addresses: try container.decode([String].self, forKey: .addresses),
             interface: try container.decodeIfPresent(String.self, forKey: .interface),
             since: try ReachabilityStatus.timestampStyle.parse(try container.decode(String.self, forKey: .since)),
@@ -57,7 +59,7 @@ extension TargetStatus: Decodable {
 
 extension TargetFamilyStatus: Decodable {
     private enum Keys: String, CodingKey {
-        case state, reason, address, interface
+        case state, reason, detail, address, interface
     }
 
     public init(from decoder: any Decoder) throws {
@@ -65,6 +67,7 @@ extension TargetFamilyStatus: Decodable {
         self.init(
             state: try container.decode(TargetStatus.State.self, forKey: .state),
             reason: try container.decodeIfPresent(ProbeFailureReason.self, forKey: .reason),
+            detail: try container.decodeIfPresent(String.self, forKey: .detail),
             address: try container.decodeIfPresent(String.self, forKey: .address),
             interface: try container.decodeIfPresent(String.self, forKey: .interface)
         )
@@ -92,14 +95,15 @@ extension ConnectivityStatus: Decodable {
 
 extension ConnectivityFamilyStatus: Decodable {
     private enum Keys: String, CodingKey {
-        case state, reason
+        case state, reason, detail
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Keys.self)
         self.init(
             state: try container.decode(ConnectivityStatus.State.self, forKey: .state),
-            reason: try container.decodeIfPresent(ProbeFailureReason.self, forKey: .reason)
+            reason: try container.decodeIfPresent(ProbeFailureReason.self, forKey: .reason),
+            detail: try container.decodeIfPresent(String.self, forKey: .detail)
         )
     }
 }
@@ -183,3 +187,19 @@ extension TransportSet: Decodable {
 
 extension Transport: Decodable {}
 extension NetworkPath.State: Decodable {}
+
+extension TargetsFileStatus: Decodable {
+    private enum Keys: String, CodingKey {
+        case path, appliedAt, error
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        self.init(
+            path: try container.decode(String.self, forKey: .path),
+            appliedAt: try ReachabilityStatus.timestampStyle.parse(
+                try container.decode(String.self, forKey: .appliedAt)),
+            error: try container.decodeIfPresent(String.self, forKey: .error)
+        )
+    }
+}

@@ -38,11 +38,13 @@ extension ReachabilityStatus {
                         json.field("name") { json.string(target.name) }
                         json.field("url") { json.string(target.url) }
                         Self.stateAndReason(json, target.state.rawValue, target.reason?.rawValue)
+                        json.field("detail") { json.optionalString(target.detail) }
                         json.field("addresses") { json.array(target.addresses) { json.string($0) } }
                         json.field("interface") { json.optionalString(target.interface) }
                         json.field("since") { json.string(Self.timestampStyle.format(target.since)) }
                         Self.families(json, { target[$0] }, degraded: target.degraded) { status in
                             Self.stateAndReason(json, status.state.rawValue, status.reason?.rawValue)
+                            json.field("detail") { json.optionalString(status.detail) }
                             json.field("address") { json.optionalString(status.address) }
                             json.field("interface") { json.optionalString(status.interface) }
                         }
@@ -57,6 +59,7 @@ extension ReachabilityStatus {
                     json.field("since") { json.string(Self.timestampStyle.format(connectivity.since)) }
                     Self.families(json, { connectivity[$0] }, degraded: connectivity.degraded) { status in
                         Self.stateAndReason(json, status.state.rawValue, status.reason?.rawValue)
+                        json.field("detail") { json.optionalString(status.detail) }
                     }
                 }
             }
@@ -74,6 +77,15 @@ extension ReachabilityStatus {
                                 json.field("since") { json.string(Self.timestampStyle.format(server.since)) }
                             }
                         }
+                    }
+                }
+            }
+            json.field("targetsFile") {
+                json.optional(targetsFile) { file in
+                    json.object {
+                        json.field("path") { json.string(file.path) }
+                        json.field("appliedAt") { json.string(Self.timestampStyle.format(file.appliedAt)) }
+                        json.field("error") { json.optionalString(file.error) }
                     }
                 }
             }

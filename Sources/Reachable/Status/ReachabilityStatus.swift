@@ -14,6 +14,8 @@ public struct ReachabilityStatus: Sendable, Equatable {
     public var connectivity: ConnectivityStatus
     /// Each nameserver asked on its own (`disabled` unless `--dns-check`).
     public var dns: DNSStatus
+    /// The `--targets-file` and whether its last read was applied; `nil` without one.
+    public var targetsFile: TargetsFileStatus?
     /// Increases by one on every change of the document; the SSE event id.
     public var sequence: UInt64
     public var changedAt: Date

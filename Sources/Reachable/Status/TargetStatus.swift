@@ -21,6 +21,9 @@ public struct TargetStatus: Sendable, Equatable {
     public var state: State
     /// Why it is unreachable; `nil` otherwise.
     public var reason: ProbeFailureReason?
+    /// The last failure in words (`HTTP 404`, `ECONNREFUSED: connection refused`): that of the
+    /// family that decides `reason`; `nil` unless unreachable.
+    public var detail: String?
     /// What the name resolved to, sorted (for an IP literal, the literal).
     public var addresses: [String]
     /// The output interface of the family that decides `state` (IPv6 when both are reachable).
@@ -36,13 +39,15 @@ public struct TargetStatus: Sendable, Equatable {
 
     public init(
         name: String, url: String, state: State = .unknown, reason: ProbeFailureReason? = nil,
-        addresses: [String] = [], interface: String? = nil, since: Date, ipv4: TargetFamilyStatus? = nil,
+        detail: String? = nil, addresses: [String] = [], interface: String? = nil, since: Date,
+        ipv4: TargetFamilyStatus? = nil,
         ipv6: TargetFamilyStatus? = nil, degraded: Bool = false
     ) {
         self.name = name
         self.url = url
         self.state = state
         self.reason = reason
+        self.detail = detail
         self.addresses = addresses
         self.interface = interface
         self.since = since
@@ -59,26 +64,31 @@ public struct TargetStatus: Sendable, Equatable {
     /// Sets `state`, `reason`, `interface` and `degraded` from the families, by the contract's
     /// rules; `since` moves only when `state` changes.
     ///
-    /// - Parameter unresolved: why there is no family at all (the name did not resolve), else `nil`.
-    public mutating func deriveOverall(unresolved: ProbeFailureReason?, at now: Date) {
+    /// - Parameter unresolved: why there is no family at all (the name did not resolve, and that
+    ///   failure in words), else `nil`.
+    public mutating func deriveOverall(unresolved: (reason: ProbeFailureReason, detail: String?)?, at now: Date) {
         let families = [ipv6, ipv4].compactMap { $0 }  // IPv6 first: it decides ties
         let next: State
         if let reachable = families.first(where: { $0.state == .reachable }) {
             next = .reachable
             reason = nil
+            detail = nil
             interface = reachable.interface
         } else if families.isEmpty {
             next = unresolved == nil ? .unknown : .unreachable
-            reason = unresolved
+            reason = unresolved?.reason
+            detail = unresolved?.detail
             interface = nil
         } else if families.allSatisfy({ $0.state == .unreachable }) {
             next = .unreachable
             let probed = families.first { $0.address != nil }
             reason = probed?.reason ?? .noRoute
+            detail = probed?.detail ?? families.first?.detail
             interface = probed?.interface
         } else {
             next = .unknown
             reason = nil
+            detail = nil
             interface = nil
         }
         degraded = next == .reachable && families.contains { $0.state == .unreachable }
@@ -92,23 +102,29 @@ public struct TargetFamilyStatus: Sendable, Equatable {
     public var state: TargetStatus.State
     /// Why it is unreachable; `nil` otherwise.
     public var reason: ProbeFailureReason?
+    /// The last failure in words; `nil` unless unreachable.
+    public var detail: String?
     /// The address probed; `nil` when none of this family is routable.
     public var address: String?
     /// The kernel's output interface for `address`.
     public var interface: String?
 
     public init(
-        state: TargetStatus.State = .unknown, reason: ProbeFailureReason? = nil, address: String? = nil,
-        interface: String? = nil
+        state: TargetStatus.State = .unknown, reason: ProbeFailureReason? = nil, detail: String? = nil,
+        address: String? = nil, interface: String? = nil
     ) {
         self.state = state
         self.reason = reason
+        self.detail = detail
         self.address = address
         self.interface = interface
     }
 
     /// What a missing route makes of a family at once.
-    public static let noRoute = TargetFamilyStatus(state: .unreachable, reason: .noRoute)
+    public static let noRoute = TargetFamilyStatus(state: .unreachable, reason: .noRoute, detail: noRouteDetail)
+
+    /// The words for `no-route`: the kernel's own answer, the same every time.
+    public static let noRouteDetail = "no route to the address"
 }
 
 /// Why a target is unreachable or the connectivity check could not get through.
