@@ -32,6 +32,10 @@
 #   7. image: the kustomizations' image tag (the one place that names it: no manifest tags
 #      reachd's image), `make image`'s and the version reachd reports agree;
 #      the release workflow (.github/workflows/image.yml) lints clean with actionlint.
+#   8. install: `make install` (with the release binary above) stages reachd and reachd.service
+#      under DESTDIR with the unit naming PREFIX's reachd; `systemd-analyze verify` finds nothing
+#      to say about the unit, `systemd-analyze security` rates its sandbox at most 2.0 ("OK");
+#      `make uninstall` removes both.
 #
 # The binary is built like the Dockerfile builds it, into .build-release, unless
 # REACHD_RELEASE_BIN names one already built that way. The build host must be Debian 12, as
@@ -668,6 +672,72 @@ check_image() {
     fi
 }
 
+# ------------------------------------------------------------------------------ 8. install
+check_install() {
+    local scratch staged unit output bad=0
+    if [[ -z "$RELEASE_BIN" ]]; then
+        fail "install: no release binary (see libraries)"
+        return
+    fi
+    if ! command -v systemd-analyze >/dev/null; then
+        fail "install: systemd-analyze not installed (Debian package systemd: make test-deps)"
+        return
+    fi
+    scratch="$(mktemp -d)"
+    # The Makefile's own recipe, with the binary built above (-o: neither deps nor release rebuilt).
+    make_install() { make -s --no-print-directory -o deps -o release RELEASE_BIN="$RELEASE_BIN" "$@"; }
+    # Staged: the files land under DESTDIR/PREFIX, and the unit names PREFIX, never DESTDIR.
+    staged="$scratch/root/opt/reachd"
+    unit="$staged/lib/systemd/system/reachd.service"
+    if ! output="$(make_install install DESTDIR="$scratch/root" PREFIX=/opt/reachd 2>&1)"; then
+        fail "install: make install DESTDIR=… PREFIX=/opt/reachd"
+        printf '%s\n' "$output" | sed 's/^/      /'
+        rm -rf "$scratch"
+        return
+    fi
+    if ! cmp -s "$RELEASE_BIN" "$staged/bin/reachd" || [[ ! -x "$staged/bin/reachd" ]]; then
+        fail "install: $staged/bin/reachd is not the release binary, or not executable"
+        bad=1
+    fi
+    if [[ ! -f "$unit" ]] || [[ "$(stat -c %a "$unit")" != 644 ]]; then
+        fail "install: no reachd.service (mode 644) in DESTDIR/PREFIX/lib/systemd/system"
+        bad=1
+    elif ! grep -qxF 'ExecStart=/opt/reachd/bin/reachd' "$unit" || grep -qE '@[A-Z]+@|'"$scratch" "$unit"; then
+        fail "install: reachd.service does not start /opt/reachd/bin/reachd (or keeps a placeholder or DESTDIR)"
+        bad=1
+    fi
+    if ! output="$(make_install uninstall DESTDIR="$scratch/root" PREFIX=/opt/reachd 2>&1)" \
+        || [[ -e "$staged/bin/reachd" || -e "$unit" ]]; then
+        fail "install: make uninstall left files behind"
+        bad=1
+    fi
+    # Installed for real under a PREFIX of its own, so the unit's ExecStart exists to verify.
+    unit="$scratch/prefix/lib/systemd/system/reachd.service"
+    if ! output="$(make_install install PREFIX="$scratch/prefix" 2>&1)"; then
+        fail "install: make install PREFIX=…"
+        printf '%s\n' "$output" | sed 's/^/      /'
+        bad=1
+    elif output="$(systemd-analyze verify "$unit" 2>&1)" && [[ -z "$output" ]]; then
+        info "systemd-analyze verify reachd.service: nothing to say"
+    else
+        # verify exits 0 on an unknown key or a bad value: any word from it is a finding.
+        fail "install: systemd-analyze verify reachd.service"
+        printf '%s\n' "$output" | sed 's/^/      /'
+        bad=1
+    fi
+    if [[ -f "$unit" ]] && ! output="$(systemd-analyze security --offline=yes --threshold=20 "$unit" 2>&1)"; then
+        fail "install: systemd-analyze security rates reachd.service above 2.0"
+        grep -E '^✗|Overall' <<<"$output" | sed 's/^/      /'
+        bad=1
+    elif [[ -f "$unit" ]]; then
+        info "systemd-analyze security: $(grep -oE 'exposure level for reachd.service: [0-9.]+ [A-Z]+' <<<"$output")"
+    fi
+    rm -rf "$scratch"
+    if [[ $bad -eq 0 ]]; then
+        pass "install: make install stages reachd and reachd.service under DESTDIR/PREFIX, the unit verifies clean and sandboxed, make uninstall removes them"
+    fi
+}
+
 check_hadolint
 check_libraries
 check_kubernetes
@@ -675,6 +745,7 @@ check_openapi
 check_monitoring
 check_startup
 check_image
+check_install
 
 if [[ $FAILED -ne 0 ]]; then
     echo "packaging checks FAILED"
