@@ -579,7 +579,7 @@ config_maps = {(d["metadata"].get("namespace"), d["metadata"]["name"]): d for _,
 scratch = tempfile.mkdtemp(prefix="reachd-packaging-")
 for path, workload in ((p, d) for p, d in documents if d["kind"] in ("Deployment", "DaemonSet")):
     spec = workload["spec"]["template"]["spec"]
-    # Init containers too: `reachd wait` (wait-init.yaml) validates its settings, the sentinel
+    # Init containers too: `reachd wait` (init-container/) validates its settings, the sentinel
     # last, exactly as serving does.
     for container in spec.get("initContainers", []) + spec["containers"]:
         if not container["image"].split("/")[-1].startswith("reachd"):
