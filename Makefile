@@ -12,14 +12,15 @@ DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev lib
 # and openssl for the worlds the probe tests build (a real DNS server, a TLS server), gcc for
 # the C helpers the e2e tests compile (the netlink fault shim, the 10,000-stream client),
 # debootstrap for the runtime image built without Docker (check-image), shellcheck for the
-# workflow's run: steps (actionlint calls it).
-DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap shellcheck
+# workflow's run: steps (actionlint calls it), systemd for systemd-analyze (the packaging check
+# verifies the unit `make install` installs).
+DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap shellcheck systemd
 # What `make check`'s tests start on loopback: a DNS server and a TLS server (no root needed).
 DEB_CHECK := dnsmasq-base openssl
 # The image the Kubernetes manifests name: reachd:VERSION, VERSION as `reachd --version` says.
 IMAGE := reachd:$(shell sed -nE 's/^ *static let version = "([^"]+)".*/\1/p' Sources/reachd/Reachd.swift)
 
-.PHONY: run test check check-deps deps test-deps clean-leftovers build release format swift-test check-sanitizers sanitize-thread sanitize-address \
+.PHONY: run test check check-deps deps test-deps clean-leftovers build release install uninstall format swift-test check-sanitizers sanitize-thread sanitize-address \
 	e2e packaging check-image image print-image measure-limits bench bench-ab clean fuzz-http scale soak reliability \
 	fuzz fuzz-ci fuzz-merge fuzz-record
 
@@ -63,6 +64,27 @@ build:
 
 release:
 	swift build -c release --static-swift-stdlib
+
+# Where `make install` puts reachd ($(PREFIX)/bin) and its systemd unit ($(PREFIX)/lib/systemd/system:
+# systemd reads /usr/local/lib/systemd/system, and /etc/systemd/system stays the administrator's).
+# DESTDIR stages the files elsewhere (a package root); the unit names $(PREFIX)/bin, not DESTDIR.
+PREFIX ?= /usr/local
+BINDIR := $(PREFIX)/bin
+UNITDIR := $(PREFIX)/lib/systemd/system
+# The binary installed: the release build (REACHD_RELEASE_BIN: one already built that way).
+RELEASE_BIN ?= .build/release/reachd
+
+## Build release and install reachd and reachd.service (PREFIX=/usr/local, DESTDIR); then
+## `sudo systemctl daemon-reload && sudo systemctl enable --now reachd`.
+install: deps release
+	install -D -m 0755 $(RELEASE_BIN) $(DESTDIR)$(BINDIR)/reachd
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|@BINDIR@|$(BINDIR)|g' deploy/systemd/reachd.service.in > $(DESTDIR)$(UNITDIR)/reachd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/reachd.service
+
+## What install installed (stop and disable the service first: `systemctl disable --now reachd`).
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/reachd $(DESTDIR)$(UNITDIR)/reachd.service
 
 format:
 	bash scripts/check-format.sh

@@ -8,24 +8,34 @@
 #      A quick, offline reading that names the package behind each library; the proof is
 #      scripts/check-runtime-image.sh (make check-image), which builds that image and runs reachd
 #      in it.
-#   3. kubernetes: deploy/kubernetes/*.yaml (what `kubectl apply -f deploy/kubernetes/` applies)
-#      validate against Kubernetes' schemas (offline) and use no custom resource, so they apply
-#      where the prometheus-operator is not installed; its kinds (PodMonitor, PrometheusRule)
-#      live in deploy/kubernetes/prometheus-operator/ and are checked in 5. Any other kind
-#      without a schema (a misspelt apiVersion) fails.
+#   3. kubernetes: each directory of deploy/kubernetes with a kustomization.yaml is one example,
+#      applied alone with `kubectl apply -k DIR`; it is rendered as kustomize renders it
+#      (scripts/render-kustomization.py: every listed file exists, every manifest is listed,
+#      compared with `kubectl kustomize` where kubectl is installed) and what it applies is
+#      validated against Kubernetes' schemas (offline). The plain examples use no custom
+#      resource, so they apply where the prometheus-operator is not installed; its kinds
+#      (PodMonitor, PrometheusRule) live in the prometheus-operator/ directories and are
+#      checked in 5. Any other kind without a schema (a misspelt apiVersion) fails, and so does
+#      a manifest outside every kustomization.
 #   4. openapi: openapi.yaml is a valid OpenAPI document.
 #   5. monitoring: the PrometheusRule's groups pass `promtool check rules` and the alert tests
-#      in deploy/kubernetes/prometheus-operator/tests (`promtool test rules`); the PodMonitor,
-#      the prometheus.io/* annotations and the NetworkPolicy agree with the workloads' labels
-#      and named ports; each reachd container's memory limit holds its REACHD_MAX_CONNECTIONS.
-#   6. startup: each reachd container of the plain manifests (init containers included: `reachd
-#      wait`) starts as the kubelet would start it — its command (the DaemonSet's shell that
+#      in deploy/kubernetes/prometheus-operator/tests (`promtool test rules`); the PodMonitors,
+#      the prometheus.io/* annotations and the NetworkPolicy agree with the workloads' labels,
+#      namespaces and named ports; each serving reachd container's (native sidecars included)
+#      memory limit holds its REACHD_MAX_CONNECTIONS.
+#   6. startup: each reachd container of the plain examples but tls/ (init containers included:
+#      `reachd wait`, the native sidecar) starts as the kubelet would start it — its command (the DaemonSet's shell that
 #      builds the API server target) and its environment — with the Service address of an IPv4
 #      and of an IPv6 cluster (a dual-stack one gives its primary family's), and the release
 #      binary accepts every setting (run in a network namespace of its own, stopped by a
 #      deliberately malformed last setting before it would serve or probe).
-#   7. image: the manifests' image tag, `make image`'s and the version reachd reports agree;
+#   7. image: the kustomizations' image tag (the one place that names it: no manifest tags
+#      reachd's image), `make image`'s and the version reachd reports agree;
 #      the release workflow (.github/workflows/image.yml) lints clean with actionlint.
+#   8. install: `make install` (with the release binary above) stages reachd and reachd.service
+#      under DESTDIR with the unit naming PREFIX's reachd; `systemd-analyze verify` finds nothing
+#      to say about the unit, `systemd-analyze security` rates its sandbox at most 2.0 ("OK");
+#      `make uninstall` removes both.
 #
 # The binary is built like the Dockerfile builds it, into .build-release, unless
 # REACHD_RELEASE_BIN names one already built that way. The build host must be Debian 12, as
@@ -62,6 +72,12 @@ sysvinit-utils tar tzdata usr-is-merged util-linux util-linux-extra zlib1g
 "
 
 FAILED=0
+# What each example applies (`kubectl apply -k`), rendered once by render_kustomizations: one
+# file per directory, the plain examples and the prometheus-operator ones apart.
+RENDERED="$(mktemp -d)"
+trap 'rm -rf "$RENDERED"' EXIT
+PLAIN_RENDERED=()
+OPERATOR_RENDERED=()
 # The release binary, once check_libraries has built it (check_startup runs it).
 RELEASE_BIN=""
 pass() { printf 'PASS  %s\n' "$*"; }
@@ -239,39 +255,93 @@ check_libraries() {
 }
 
 # ------------------------------------------------------------------------------ 3. kubernetes
+
+# Renders every kustomization of deploy/kubernetes into $RENDERED (PLAIN_RENDERED,
+# OPERATOR_RENDERED); fails for a directory that does not render whole, and for a manifest that
+# no kustomization holds (a directory without one, or a file at the top).
+render_kustomizations() {
+    local python directory output name bad=0 orphans
+    if ! python="$(tool python3)"; then
+        fail "kubernetes: python3 not found"
+        return 1
+    fi
+    while IFS= read -r directory; do
+        name="${directory#deploy/kubernetes/}"
+        name="${name//\//_}.yaml"
+        if ! output="$("$python" scripts/render-kustomization.py "$directory" "$RENDERED/$name" 2>&1)"; then
+            fail "kubernetes: $directory does not render as kubectl apply -k would"
+            printf '%s\n' "$output" | sed 's/^/      /'
+            bad=1
+        elif [[ "$directory" == */prometheus-operator ]]; then
+            OPERATOR_RENDERED+=("$RENDERED/$name")
+        else
+            PLAIN_RENDERED+=("$RENDERED/$name")
+        fi
+    done < <(find deploy/kubernetes -name kustomization.yaml -printf '%h\n' | sort)
+    # Every manifest lies in a kustomization's directory (its tests/ are promtool's, not manifests).
+    orphans="$(find deploy/kubernetes \( -name '*.yaml' -o -name '*.yml' \) -not -path '*/tests/*' -printf '%h\n' \
+        | sort -u | while IFS= read -r directory; do
+            [[ -f "$directory/kustomization.yaml" ]] || echo "$directory"
+        done)"
+    if [[ -n "$orphans" ]]; then
+        fail "kubernetes: manifests outside every kustomization (apply -k never applies them): $(echo $orphans)"
+        bad=1
+    fi
+    # The two forms of the sidecar example read one targets file: kept identical.
+    if ! cmp -s deploy/kubernetes/sidecar/targets.yaml deploy/kubernetes/sidecar/classic/targets.yaml; then
+        fail "kubernetes: sidecar/targets.yaml and sidecar/classic/targets.yaml differ"
+        bad=1
+    fi
+    if [[ ${#PLAIN_RENDERED[@]} -eq 0 || ${#OPERATOR_RENDERED[@]} -eq 0 ]]; then
+        fail "kubernetes: no plain or no prometheus-operator kustomization in deploy/kubernetes"
+        bad=1
+    fi
+    return $bad
+}
+
+# The example directory a rendered file stands for.
+example() {
+    local name
+    name="$(basename "$1" .yaml)"
+    echo "${name//_//}/"
+}
+
 check_kubernetes() {
-    local validator files output
+    local validator file output
     if ! validator="$(tool kubernetes-validate)"; then
         fail "kubernetes: kubernetes-validate not installed (pip install -r Tests/e2e/requirements.txt)"
         return
     fi
-    shopt -s nullglob
-    files=(deploy/kubernetes/*.yaml deploy/kubernetes/*.yml)
-    operator_files=(deploy/kubernetes/prometheus-operator/*.yaml)
-    shopt -u nullglob
-    if [[ ${#files[@]} -eq 0 || ${#operator_files[@]} -eq 0 ]]; then
-        fail "kubernetes: no manifests in deploy/kubernetes or deploy/kubernetes/prometheus-operator"
-        return
+    if render_kustomizations; then
+        local kustomize="kubectl kustomize agrees"
+        command -v kubectl >/dev/null || kustomize="kubectl not installed: not compared with kubectl kustomize"
+        pass "kubernetes: every example renders whole, each manifest listed once ($kustomize)"
     fi
-    # The plain manifests: every kind has a schema (kubernetes-validate only warns about a kind
+    # The plain examples: every kind has a schema (kubernetes-validate only warns about a kind
     # it has none for, so a custom resource or a built-in kind with a wrong apiVersion would
     # pass unchecked, and the first would fail to apply without its operator).
-    if ! output="$("$validator" --kubernetes-version "$KUBERNETES_VERSION" --strict "${files[@]}" 2>&1)"; then
-        fail "kubernetes: ${files[*]} against Kubernetes $KUBERNETES_VERSION"
-    elif grep -q "find schema" <<<"$output"; then
-        fail "kubernetes: a plain manifest has a kind without a schema (a custom resource belongs in prometheus-operator/)"
-    else
-        pass "kubernetes: ${files[*]} valid for Kubernetes $KUBERNETES_VERSION (strict), no custom resource"
-    fi
-    printf '%s\n' "$output" | sed 's/^/      /'
-    # The operator's folder: only its kinds, checked in monitoring.
-    if ! output="$("$validator" --kubernetes-version "$KUBERNETES_VERSION" --strict "${operator_files[@]}" 2>&1)"; then
-        fail "kubernetes: ${operator_files[*]} against Kubernetes $KUBERNETES_VERSION"
-    elif grep "find schema" <<<"$output" | grep -vqE "kind (${CRD_KINDS// /|}) with api version monitoring\.coreos\.com/v1 "; then
-        fail "kubernetes: prometheus-operator/ has a kind or apiVersion without a schema (not one of: $CRD_KINDS)"
-    else
-        pass "kubernetes: ${operator_files[*]} hold only $CRD_KINDS (see monitoring)"
-    fi
+    for file in "${PLAIN_RENDERED[@]}"; do
+        if ! output="$("$validator" --kubernetes-version "$KUBERNETES_VERSION" --strict "$file" 2>&1)"; then
+            fail "kubernetes: $(example "$file") against Kubernetes $KUBERNETES_VERSION"
+            printf '%s\n' "$output" | sed 's/^/      /'
+        elif grep -q "find schema" <<<"$output"; then
+            fail "kubernetes: $(example "$file") has a kind without a schema (a custom resource belongs in a prometheus-operator/)"
+            printf '%s\n' "$output" | sed 's/^/      /'
+        else
+            pass "kubernetes: $(example "$file") valid for Kubernetes $KUBERNETES_VERSION (strict), no custom resource"
+        fi
+    done
+    # The operator's directories: only its kinds, checked in monitoring.
+    for file in "${OPERATOR_RENDERED[@]}"; do
+        if ! output="$("$validator" --kubernetes-version "$KUBERNETES_VERSION" --strict "$file" 2>&1)"; then
+            fail "kubernetes: $(example "$file") against Kubernetes $KUBERNETES_VERSION"
+            printf '%s\n' "$output" | sed 's/^/      /'
+        elif grep "find schema" <<<"$output" | grep -vqE "kind (${CRD_KINDS// /|}) with api version monitoring\.coreos\.com/v1 "; then
+            fail "kubernetes: $(example "$file") has a kind or apiVersion without a schema (not one of: $CRD_KINDS)"
+        else
+            pass "kubernetes: $(example "$file") holds only $CRD_KINDS (see monitoring)"
+        fi
+    done
 }
 
 # ------------------------------------------------------------------------------ 4. openapi
@@ -292,10 +362,11 @@ check_openapi() {
 # ------------------------------------------------------------------------------ 5. monitoring
 
 # The rule groups of every PrometheusRule, as a Prometheus rules file (`groups:`) in $1; then the
-# cross-checks of the PodMonitor, the prometheus.io/* annotations and the NetworkPolicy against
-# the workloads (Deployment, DaemonSet) in deploy/kubernetes. Prints one line per finding.
+# cross-checks of the PodMonitors, the prometheus.io/* annotations and the NetworkPolicy against
+# the workloads (Deployment, DaemonSet) of every example, as rendered. Prints one line per finding.
 monitoring_manifests() {
-    "$1" - "$2" deploy/kubernetes/*.yaml deploy/kubernetes/prometheus-operator/*.yaml <<'PYTHON'
+    "$1" - "$2" "${PLAIN_RENDERED[@]}" "${OPERATOR_RENDERED[@]}" <<'PYTHON'
+import os
 import re
 import sys
 import yaml
@@ -303,8 +374,10 @@ import yaml
 rules_path, files = sys.argv[1], sys.argv[2:]
 documents = []
 for path in files:
+    # Named by the example's directory, as the rendered file's name spells it (sidecar_classic.yaml).
+    example = os.path.basename(path)[: -len(".yaml")].replace("_", "/") + "/"
     with open(path) as handle:
-        documents += [(path, doc) for doc in yaml.safe_load_all(handle) if doc]
+        documents += [(example, doc) for doc in yaml.safe_load_all(handle) if doc]
 problems = []
 groups = [group for _, doc in documents if doc["kind"] == "PrometheusRule" for group in doc["spec"]["groups"]]
 if not groups:
@@ -314,16 +387,33 @@ with open(rules_path, "w") as handle:
 
 workloads = [(path, doc) for path, doc in documents if doc["kind"] in ("Deployment", "DaemonSet")]
 
+def serving(doc):
+    # The containers that stay running: ordinary ones and native sidecars (an init container
+    # with restartPolicy: Always); a plain init container runs to completion first.
+    spec = doc["spec"]["template"]["spec"]
+    return spec["containers"] + [c for c in spec.get("initContainers", []) if c.get("restartPolicy") == "Always"]
+
 def ports(doc):
-    return {port["name"]: port["containerPort"] for container in doc["spec"]["template"]["spec"]["containers"]
+    return {port["name"]: port["containerPort"] for container in serving(doc)
             for port in container.get("ports", []) if "name" in port}
 
 def selected(selector, labels):
     return all(labels.get(key) == value for key, value in selector.get("matchLabels", {}).items())
 
+def namespace(doc):
+    return doc["metadata"].get("namespace")
+
+def in_namespaces(monitor, workload):
+    # A PodMonitor's namespaceSelector: any, a list of names, or (absent) its own namespace.
+    chosen = monitor["spec"].get("namespaceSelector", {})
+    if chosen.get("any"):
+        return True
+    return namespace(workload) in chosen.get("matchNames", [namespace(monitor)])
+
 for path, monitor in ((p, d) for p, d in documents if d["kind"] == "PodMonitor"):
     spec = monitor["spec"]
-    matched = [(p, w) for p, w in workloads if selected(spec["selector"], w["spec"]["template"]["metadata"]["labels"])]
+    matched = [(p, w) for p, w in workloads if in_namespaces(monitor, w)
+               and selected(spec["selector"], w["spec"]["template"]["metadata"]["labels"])]
     if not matched:
         problems.append(f"{path}: PodMonitor {monitor['metadata']['name']} selects no workload here")
     for endpoint in spec["podMetricsEndpoints"]:
@@ -353,7 +443,7 @@ def quantity(text):
     return float(number) * UNITS[unit]
 
 for path, workload in workloads:
-    for container in workload["spec"]["template"]["spec"]["containers"]:
+    for container in serving(workload):
         if not container["image"].split("/")[-1].startswith("reachd"):
             continue
         environment = {item["name"]: item.get("value") for item in container.get("env", [])}
@@ -367,7 +457,9 @@ for path, workload in workloads:
                             f"{needed / (1 << 20):.0f} MiB, the limit is {limit} (set REACHD_MAX_CONNECTIONS)")
 
 for path, policy in ((p, d) for p, d in documents if d["kind"] == "NetworkPolicy"):
-    matched = [w for _, w in workloads if selected(policy["spec"]["podSelector"], w["spec"]["template"]["metadata"]["labels"])]
+    # A NetworkPolicy governs the pods of its own namespace only.
+    matched = [w for _, w in workloads if namespace(w) == namespace(policy)
+               and selected(policy["spec"]["podSelector"], w["spec"]["template"]["metadata"]["labels"])]
     if not matched:
         problems.append(f"{path}: NetworkPolicy {policy['metadata']['name']} selects no workload here")
     for workload in matched:
@@ -393,13 +485,13 @@ check_monitoring() {
     fi
     scratch="$(mktemp -d)"
     if ! findings="$(monitoring_manifests "$python" "$scratch/reachd-rules.yaml" 2>&1)"; then
-        fail "monitoring: cannot read deploy/kubernetes"
+        fail "monitoring: cannot read the rendered examples"
         printf '%s\n' "$findings" | sed 's/^/      /'
     elif [[ -n "$findings" ]]; then
         fail "monitoring: the manifests disagree"
         printf '%s\n' "$findings" | sed 's/^/      /'
     else
-        pass "monitoring: the PodMonitor, prometheus.io/* annotations and NetworkPolicy match the workloads' labels and ports; memory limits hold REACHD_MAX_CONNECTIONS"
+        pass "monitoring: the PodMonitors, prometheus.io/* annotations and NetworkPolicy match the workloads' labels, namespaces and ports; memory limits hold REACHD_MAX_CONNECTIONS"
     fi
     if output="$("$promtool" check rules "$scratch/reachd-rules.yaml" 2>&1)"; then
         pass "monitoring: promtool check rules: the PrometheusRule's groups ($(grep -oE '[0-9]+ rules found' <<<"$output"))"
@@ -419,12 +511,14 @@ check_monitoring() {
 
 # ------------------------------------------------------------------------------ 6. startup
 
-# Each reachd container of the plain manifests (init containers included: `reachd wait`),
-# started as the kubelet would start it for each family's Service address, its ConfigMap
-# volumes written where it mounts them: prints one line per finding, "ok ..." per start that
-# passed.
+# Each reachd container of the plain examples (init containers included: `reachd wait`, the
+# native sidecar), started as the kubelet would start it for each family's Service address, its
+# ConfigMap volumes written where it mounts them: prints one line per finding, "ok ..." per start
+# that passed. Not tls/: its web config names a certificate that only a cluster's Secret holds.
 startup_runs() {
-    "$1" - "$2" deploy/kubernetes/*.yaml <<'PYTHON'
+    local python=$1 binary=$2
+    shift 2
+    "$python" - "$binary" "$@" <<'PYTHON'
 import os
 import re
 import shutil
@@ -463,7 +557,7 @@ def mounted(workload, container, config_maps, scratch):
             continue
         directory = os.path.join(scratch, mount["name"])
         os.makedirs(directory, exist_ok=True)
-        for key, text in config_maps[source["name"]].get("data", {}).items():
+        for key, text in config_maps[(workload["metadata"].get("namespace"), source["name"])].get("data", {}).items():
             with open(os.path.join(directory, key), "w") as handle:
                 handle.write(text)
         directories[mount["mountPath"]] = directory
@@ -481,17 +575,19 @@ documents = []
 for path in files:
     with open(path) as handle:
         documents += [(path, d) for d in yaml.safe_load_all(handle) if d]
-config_maps = {d["metadata"]["name"]: d for _, d in documents if d["kind"] == "ConfigMap"}
+config_maps = {(d["metadata"].get("namespace"), d["metadata"]["name"]): d for _, d in documents if d["kind"] == "ConfigMap"}
 scratch = tempfile.mkdtemp(prefix="reachd-packaging-")
 for path, workload in ((p, d) for p, d in documents if d["kind"] in ("Deployment", "DaemonSet")):
     spec = workload["spec"]["template"]["spec"]
-    # Init containers too: `reachd wait` (wait-init.yaml) validates its settings, the sentinel
+    # Init containers too: `reachd wait` (init-container/) validates its settings, the sentinel
     # last, exactly as serving does.
     for container in spec.get("initContainers", []) + spec["containers"]:
         if not container["image"].split("/")[-1].startswith("reachd"):
             continue
-        where = f"{path}: {workload['metadata']['name']}/{container['name']}"
-        directories = mounted(workload, container, config_maps, os.path.join(scratch, workload["metadata"]["name"]))
+        # The example's directory, as the rendered file's name spells it (sidecar_classic.yaml).
+        example = os.path.basename(path)[: -len(".yaml")].replace("_", "/") + "/"
+        where = f"{example}: {workload['metadata']['name']}/{container['name']}"
+        directories = mounted(workload, container, config_maps, os.path.join(scratch, example, workload["metadata"]["name"]))
         for family, service, pod in FAMILIES:
             environment = {"KUBERNETES_SERVICE_HOST": service, "KUBERNETES_SERVICE_PORT": "443",
                            "PATH": os.path.dirname(binary) + ":/usr/bin:/bin"}
@@ -521,7 +617,7 @@ PYTHON
 }
 
 check_startup() {
-    local python output
+    local python output file files=()
     if [[ -z "$RELEASE_BIN" ]]; then
         fail "startup: no release binary (see libraries)"
         return
@@ -530,8 +626,13 @@ check_startup() {
         fail "startup: python3 not found"
         return
     fi
-    if ! output="$(startup_runs "$python" "$RELEASE_BIN" 2>&1)"; then
-        fail "startup: cannot read deploy/kubernetes"
+    for file in "${PLAIN_RENDERED[@]}"; do
+        [[ "$(basename "$file")" == tls.yaml ]] || files+=("$file")
+    done
+    if [[ ${#files[@]} -eq 0 ]]; then
+        fail "startup: no rendered example (see kubernetes)"
+    elif ! output="$(startup_runs "$python" "$RELEASE_BIN" "${files[@]}" 2>&1)"; then
+        fail "startup: cannot read the rendered examples"
     elif grep -qv '^ok \|^$' <<<"$output"; then
         fail "startup: a reachd container refuses its settings"
     else
@@ -542,11 +643,16 @@ check_startup() {
 
 # ------------------------------------------------------------------------------ 7. image
 check_image() {
-    local version tags tag actionlint output
+    local version tags tag actionlint output tagged
     version="$(sed -nE 's/^ *static let version = "([^"]+)".*/\1/p' Sources/reachd/Reachd.swift)"
-    tags="$(grep -hoE 'image: reachd:[^[:space:]]+' deploy/kubernetes/*.yaml | sed 's/image: reachd://' | sort -u)"
-    if [[ -z "$version" || -z "$tags" ]]; then
-        fail "image: cannot read the version (Sources/reachd/Reachd.swift) or the manifests' image lines"
+    # What the examples apply: the tag each kustomization's `images:` gives reachd.
+    tags="$(cat "${PLAIN_RENDERED[@]}" /dev/null | grep -oE 'image: reachd:[^[:space:]]+' | sed 's/image: reachd://' | sort -u)"
+    # The kustomizations name it, nothing else: a manifest with its own tag would be a second place.
+    tagged="$(grep -rlE 'image: *reachd:' deploy/kubernetes --include='*.yaml' --exclude=kustomization.yaml || true)"
+    if [[ -n "$tagged" ]]; then
+        fail "image: $(echo $tagged) tag reachd's image themselves (kustomization.yaml's images: names it)"
+    elif [[ -z "$version" || -z "$tags" ]]; then
+        fail "image: cannot read the version (Sources/reachd/Reachd.swift) or the examples' image lines"
     elif [[ "$tags" != "$version" ]]; then
         fail "image: the manifests use reachd:$(echo $tags) but reachd is $version"
     elif ! tag="$(make -s --no-print-directory print-image)" || [[ "$tag" != "reachd:$version" ]]; then
@@ -566,6 +672,72 @@ check_image() {
     fi
 }
 
+# ------------------------------------------------------------------------------ 8. install
+check_install() {
+    local scratch staged unit output bad=0
+    if [[ -z "$RELEASE_BIN" ]]; then
+        fail "install: no release binary (see libraries)"
+        return
+    fi
+    if ! command -v systemd-analyze >/dev/null; then
+        fail "install: systemd-analyze not installed (Debian package systemd: make test-deps)"
+        return
+    fi
+    scratch="$(mktemp -d)"
+    # The Makefile's own recipe, with the binary built above (-o: neither deps nor release rebuilt).
+    make_install() { make -s --no-print-directory -o deps -o release RELEASE_BIN="$RELEASE_BIN" "$@"; }
+    # Staged: the files land under DESTDIR/PREFIX, and the unit names PREFIX, never DESTDIR.
+    staged="$scratch/root/opt/reachd"
+    unit="$staged/lib/systemd/system/reachd.service"
+    if ! output="$(make_install install DESTDIR="$scratch/root" PREFIX=/opt/reachd 2>&1)"; then
+        fail "install: make install DESTDIR=… PREFIX=/opt/reachd"
+        printf '%s\n' "$output" | sed 's/^/      /'
+        rm -rf "$scratch"
+        return
+    fi
+    if ! cmp -s "$RELEASE_BIN" "$staged/bin/reachd" || [[ ! -x "$staged/bin/reachd" ]]; then
+        fail "install: $staged/bin/reachd is not the release binary, or not executable"
+        bad=1
+    fi
+    if [[ ! -f "$unit" ]] || [[ "$(stat -c %a "$unit")" != 644 ]]; then
+        fail "install: no reachd.service (mode 644) in DESTDIR/PREFIX/lib/systemd/system"
+        bad=1
+    elif ! grep -qxF 'ExecStart=/opt/reachd/bin/reachd' "$unit" || grep -qE '@[A-Z]+@|'"$scratch" "$unit"; then
+        fail "install: reachd.service does not start /opt/reachd/bin/reachd (or keeps a placeholder or DESTDIR)"
+        bad=1
+    fi
+    if ! output="$(make_install uninstall DESTDIR="$scratch/root" PREFIX=/opt/reachd 2>&1)" \
+        || [[ -e "$staged/bin/reachd" || -e "$unit" ]]; then
+        fail "install: make uninstall left files behind"
+        bad=1
+    fi
+    # Installed for real under a PREFIX of its own, so the unit's ExecStart exists to verify.
+    unit="$scratch/prefix/lib/systemd/system/reachd.service"
+    if ! output="$(make_install install PREFIX="$scratch/prefix" 2>&1)"; then
+        fail "install: make install PREFIX=…"
+        printf '%s\n' "$output" | sed 's/^/      /'
+        bad=1
+    elif output="$(systemd-analyze verify "$unit" 2>&1)" && [[ -z "$output" ]]; then
+        info "systemd-analyze verify reachd.service: nothing to say"
+    else
+        # verify exits 0 on an unknown key or a bad value: any word from it is a finding.
+        fail "install: systemd-analyze verify reachd.service"
+        printf '%s\n' "$output" | sed 's/^/      /'
+        bad=1
+    fi
+    if [[ -f "$unit" ]] && ! output="$(systemd-analyze security --offline=yes --threshold=20 "$unit" 2>&1)"; then
+        fail "install: systemd-analyze security rates reachd.service above 2.0"
+        grep -E '^✗|Overall' <<<"$output" | sed 's/^/      /'
+        bad=1
+    elif [[ -f "$unit" ]]; then
+        info "systemd-analyze security: $(grep -oE 'exposure level for reachd.service: [0-9.]+ [A-Z]+' <<<"$output")"
+    fi
+    rm -rf "$scratch"
+    if [[ $bad -eq 0 ]]; then
+        pass "install: make install stages reachd and reachd.service under DESTDIR/PREFIX, the unit verifies clean and sandboxed, make uninstall removes them"
+    fi
+}
+
 check_hadolint
 check_libraries
 check_kubernetes
@@ -573,6 +745,7 @@ check_openapi
 check_monitoring
 check_startup
 check_image
+check_install
 
 if [[ $FAILED -ne 0 ]]; then
     echo "packaging checks FAILED"

@@ -25,9 +25,12 @@ package struct LocalHTTPClient {
 
     package struct Failure: Error, CustomStringConvertible {
         package var description: String
+        /// The address answered ECONNREFUSED: nothing listens on that port.
+        package var refused: Bool
 
-        package init(description: String) {
+        package init(description: String, refused: Bool = false) {
             self.description = description
+            self.refused = refused
         }
     }
 
@@ -69,6 +72,7 @@ package struct LocalHTTPClient {
     /// A connection to the first of `addresses` that accepts one.
     private func connect() throws -> Connection {
         var reasons: [String] = []
+        var refused = true
         for address in addresses {
             do {
                 // The certificate names what was asked: `localhost`, or the address given.
@@ -77,9 +81,17 @@ package struct LocalHTTPClient {
                     tls: tls.map { ($0, host.lowercased() == "localhost" ? "localhost" : host) })
             } catch {
                 reasons.append(error.description)
+                refused = refused && error.refused
             }
         }
-        throw Failure(description: "cannot connect to \(hostHeader): \(reasons.joined(separator: "; "))")
+        // Refused everywhere: most often reachd serves elsewhere (or not at all), so say how to
+        // name the other place; a timeout or an unreachable host is not that mistake.
+        let hint =
+            refused
+            ? " (nothing listens there: start reachd, or name where it serves with --host and --port,"
+                + " or REACHD_HOST and REACHD_PORT)" : ""
+        throw Failure(
+            description: "cannot connect to \(hostHeader): \(reasons.joined(separator: "; "))\(hint)", refused: refused)
     }
 
     /// One TCP connection; its answer is read through `reader`.
@@ -125,7 +137,9 @@ package struct LocalHTTPClient {
                 }
                 return socket
             } catch {
-                throw Failure(description: error.code == EINPROGRESS ? "connect \(address): timed out" : "\(error)")
+                throw Failure(
+                    description: error.code == EINPROGRESS ? "connect \(address): timed out" : "\(error)",
+                    refused: error.code == ECONNREFUSED)
             }
         }
 
