@@ -35,6 +35,8 @@ let package = Package(
             pkgConfig: "libmnl",
             providers: [.apt(["libmnl-dev"])]
         ),
+        // eventfd(2) for `WakeUpEvent`: a header Glibc's module map leaves out (nothing to link).
+        .systemLibrary(name: "CEventFD"),
         .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
@@ -64,7 +66,7 @@ let package = Package(
         .target(name: "CProbeLibraries"),
         .target(
             name: "Reachable",
-            dependencies: ["CMnl"],
+            dependencies: ["CMnl", "CEventFD"],
             swiftSettings: swiftSettings
         ),
         .target(

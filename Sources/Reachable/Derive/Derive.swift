@@ -1,4 +1,3 @@
-import CMnl
 import Glibc
 
 /// Turns the table and the kernel's route lookups into the network path, by the rules in ARCHITECTURE.md ("How Linux state becomes a status").
@@ -21,7 +20,7 @@ public func derive(
     let routing = RoutingSnapshot(table)
     func reachableInterface(_ lookup: RouteLookup) -> LinkRecord? {
         guard case .routable = RouteVerdict(judging: lookup, by: routing),
-            case .route(let type, let outputInterface?, _) = lookup, type == UInt8(RTN_UNICAST)
+            case .route(let type, let outputInterface?, _) = lookup, type == KernelValue.unicastRoute
         else { return nil }
         return table.links[outputInterface]
     }

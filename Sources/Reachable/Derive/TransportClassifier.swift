@@ -1,5 +1,3 @@
-import CMnl
-
 /// Decides an interface's transport in NetworkManager's order: the link kind first, then the
 /// hardware type, then sysfs, and only then plain Ethernet.
 public struct TransportClassifier: Sendable {
@@ -26,12 +24,12 @@ public struct TransportClassifier: Sendable {
             if Self.tunnelKinds.contains(kind) { return .other }
             if Self.ethernetKinds.contains(kind) { return .ethernet }
         }
-        switch Int32(link.hardwareType) {
-        case ARPHRD_RAWIP:
+        switch link.hardwareType {
+        case KernelValue.rawIP:
             return .cellular
-        case ARPHRD_PPP, ARPHRD_NONE, ARPHRD_TUNNEL, ARPHRD_TUNNEL6, ARPHRD_SIT, ARPHRD_IPGRE, ARPHRD_IP6GRE:
+        case let type where KernelValue.pointToPointKinds.contains(type):
             return .other
-        case ARPHRD_ETHER:
+        case KernelValue.ether:
             switch facts.deviceType(of: link.name) {
             case "wlan": return .wifi
             case "wwan": return .cellular

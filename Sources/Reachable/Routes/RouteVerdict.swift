@@ -1,5 +1,3 @@
-import CMnl
-
 /// Whether the kernel would carry a packet to one address: a unicast route out of a usable
 /// interface with a usable preferred source address — or a `local` route (an address of this
 /// host, `127.0.0.1`, `::1`): a sidecar's own pod is the commonest target.
@@ -22,9 +20,9 @@ public enum RouteVerdict: Sendable, Equatable {
     /// (`NamespaceRouteVerdictTests` shows both).
     package init(judging answer: RouteLookup, by snapshot: RoutingSnapshot) {
         switch answer {
-        case .route(let type, let interface?, _) where type == UInt8(RTN_LOCAL):
+        case .route(let type, let interface?, _) where type == KernelValue.localRoute:
             self = .routable(interface: snapshot.interfaceNames[interface] ?? "lo")
-        case .route(let type, let interface?, let source?) where type == UInt8(RTN_UNICAST):
+        case .route(let type, let interface?, let source?) where type == KernelValue.unicastRoute:
             guard snapshot.usableInterfaces.contains(interface), snapshot.usableAddresses.contains(source),
                 let name = snapshot.interfaceNames[interface]
             else {

@@ -1,4 +1,4 @@
-import CMnl  // sys/eventfd.h, which Glibc's module map leaves out
+import CEventFD  // sys/eventfd.h, which Glibc's module map leaves out
 import Glibc
 
 /// An `eventfd` counter: one thread sleeps in `poll` on it, any other wakes it with `signal()`.

@@ -1,5 +1,3 @@
-import CMnl
-
 /// What the table keeps of an `RTM_NEWADDR`.
 public struct AddressRecord: Sendable, Equatable, Hashable {
     public var interfaceIndex: Int32
@@ -24,10 +22,10 @@ public struct AddressRecord: Sendable, Equatable, Hashable {
 
     /// Usable (ARCHITECTURE.md, "How Linux state becomes a status"): global scope, not tentative (optimistic ones still are), not DAD-failed.
     public var isUsable: Bool {
-        scope == UInt8(RT_SCOPE_UNIVERSE.rawValue)
-            && flags & UInt32(IFA_F_TENTATIVE) == 0
-            && flags & UInt32(IFA_F_OPTIMISTIC) == 0
-            && flags & UInt32(IFA_F_DADFAILED) == 0
+        scope == KernelValue.universeScope
+            && flags & KernelValue.tentativeAddress == 0
+            && flags & KernelValue.optimisticAddress == 0
+            && flags & KernelValue.duplicateAddress == 0
     }
 
     /// `198.18.0.2/24`, `fe80::1/64`.

@@ -1,5 +1,3 @@
-import CMnl
-
 /// What the table keeps of an `RTM_NEWLINK`.
 public struct LinkRecord: Sendable, Equatable {
     public var index: Int32
@@ -22,29 +20,29 @@ public struct LinkRecord: Sendable, Equatable {
         self.kind = kind
     }
 
-    public var isLoopback: Bool { flags & reachd_iff_loopback != 0 }
+    public var isLoopback: Bool { flags & KernelValue.interfaceLoopback != 0 }
 
     /// Usable (ARCHITECTURE.md, "How Linux state becomes a status"): not loopback, administratively up, and with carrier — operstate
     /// `up`, or `unknown` with lower-up/running and not dormant (tun reports no carrier;
     /// systemd-networkd's rule).
     public var isUsable: Bool {
-        guard !isLoopback, flags & reachd_iff_up != 0 else { return false }
-        if operState == UInt8(IF_OPER_UP) { return true }
-        guard operState == UInt8(IF_OPER_UNKNOWN) else { return false }
-        let hasCarrier = flags & (reachd_iff_lower_up | reachd_iff_running) != 0
-        let isDormant = flags & reachd_iff_dormant != 0
+        guard !isLoopback, flags & KernelValue.interfaceUp != 0 else { return false }
+        if operState == KernelValue.operUp { return true }
+        guard operState == KernelValue.operUnknown else { return false }
+        let hasCarrier = flags & (KernelValue.interfaceLowerUp | KernelValue.interfaceRunning) != 0
+        let isDormant = flags & KernelValue.interfaceDormant != 0
         return hasCarrier && !isDormant
     }
 
     /// The kernel's operstate as the document spells it.
     public var operStateName: String {
-        switch Int(operState) {
-        case Int(IF_OPER_NOTPRESENT): "notpresent"
-        case Int(IF_OPER_DOWN): "down"
-        case Int(IF_OPER_LOWERLAYERDOWN): "lowerlayerdown"
-        case Int(IF_OPER_TESTING): "testing"
-        case Int(IF_OPER_DORMANT): "dormant"
-        case Int(IF_OPER_UP): "up"
+        switch operState {
+        case KernelValue.operNotPresent: "notpresent"
+        case KernelValue.operDown: "down"
+        case KernelValue.operLowerLayerDown: "lowerlayerdown"
+        case KernelValue.operTesting: "testing"
+        case KernelValue.operDormant: "dormant"
+        case KernelValue.operUp: "up"
         default: "unknown"
         }
     }

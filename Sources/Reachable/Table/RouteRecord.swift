@@ -1,5 +1,3 @@
-import CMnl
-
 /// One route as the kernel announces or answers it. The table keeps default routes only
 /// (destination length 0): they alone feed `isDefaultRoute`; reachability itself comes from the
 /// kernel's own lookup. Other routes matter only by their `entry` (`RemovedRoutes`).
@@ -46,5 +44,5 @@ public struct RouteRecord: Sendable, Equatable {
             priority: priority, tos: tos)
     }
 
-    public var isUnicastDefault: Bool { destinationLength == 0 && type == UInt8(RTN_UNICAST) }
+    public var isUnicastDefault: Bool { destinationLength == 0 && type == KernelValue.unicastRoute }
 }
