@@ -13,7 +13,7 @@ public struct Application: Sendable {
     /// The one monitor every part shares.
     public let monitor: NetworkMonitor
     /// `nil` when nothing is probed.
-    public let probes: ProbeService?
+    public let probes: ProbeSources?
     /// `nil` without a server configuration.
     public let server: ReachabilityServer?
     /// `nil` without `--web-config-file`.
@@ -90,7 +90,7 @@ public func buildApplication(
     }
     // The command line (and the targets file in it) was read and applied.
     metrics.recordConfigReload(successful: true, at: started)
-    let probes: ProbeService?
+    let probes: ProbeSources?
     do {
         // What the probes measure besides the document, for /metrics.
         let events = ProbeEvents(
@@ -103,7 +103,7 @@ public func buildApplication(
             resolverProblem: { message in
                 logger.warning("the resolver cannot use a nameserver", metadata: ["error": "\(message)"])
             })
-        probes = try ProbeService.make(
+        probes = try ProbeSources.make(
             configuration.probes, monitor: monitor, trustedCertificates: configuration.trustedCertificates,
             events: events,
             targetsReloaded: { reload in
@@ -127,7 +127,7 @@ public func buildApplication(
         }
     }
     var services: [any Service] = [MonitorService(monitor: monitor)]
-    if let probes { services.append(ProbesService(probes: probes)) }
+    if let probes { services.append(ProbeSourcesService(probes: probes)) }
     if let server { services.append(server) }
     let webConfig = configuration.server?.security.map {
         WebConfigReloader(security: $0, logger: logger, metrics: metrics)

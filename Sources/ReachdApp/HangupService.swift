@@ -7,7 +7,7 @@ import UnixSignals
 /// blackbox_exporter reload their configuration; without either it is logged and changes nothing. Trapped so it never
 /// ends the process: its default action would (exit 129, every stream reset, no drain).
 struct HangupService: Service {
-    let probes: ProbeService?
+    let probes: ProbeSources?
     var webConfig: WebConfigReloader?
     let logger: Logger
     let signal: UnixSignal

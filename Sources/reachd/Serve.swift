@@ -40,7 +40,7 @@ extension ServeOptions {
             "reachd listening",
             metadata: [
                 "address": "\(server.host):\(application.server?.port ?? server.port)",
-                "version": "\(Reachd.version)", "libmicrohttpd": "\(EngineVersion.libmicrohttpd)",
+                "version": "\(Reachd.version)", "libmicrohttpd": "\(MicroHTTPDVersion.libmicrohttpd)",
                 "state": "\(application.monitor.current.state.rawValue)",
                 "readyWhen": "\(server.readiness.commaSeparated)",
                 "targets": .stringConvertible(probes.targets.count),

@@ -27,7 +27,7 @@ struct NameserverCheckTests {
     }
 
     /// A monitor and the probes with only the nameserver check, over `resolv` as resolv.conf.
-    func start(_ resolv: String, failures: Int = 3) throws -> (NetworkMonitor, ProbeService) {
+    func start(_ resolv: String, failures: Int = 3) throws -> (NetworkMonitor, ProbeSources) {
         try directory.replace("resolv.conf", with: resolv)
         var probes = ProbeConfiguration()
         probes.dnsCheck = "cluster.test."
@@ -38,7 +38,7 @@ struct NameserverCheckTests {
         var configuration = MonitorConfiguration()
         configuration.initialDNS = probes.initialDNS(since: Date())
         let monitor = try NetworkMonitor(configuration: configuration)
-        let service = try #require(try ProbeService.make(probes, monitor: monitor))
+        let service = try #require(try ProbeSources.make(probes, monitor: monitor))
         #expect(monitor.current.dns.state == .unknown, "unknown before anything was asked")
         #expect(monitor.current.dns.name == "cluster.test.")
         service.start()

@@ -22,14 +22,14 @@ struct TargetsReloadTests {
 
         /// Waits until there are more than `count`; returns the newest.
         func wait(after count: Int) async throws -> (reload: TargetsReload, document: ReachabilityStatus) {
-            try await ProbeServiceTests.waitUntil("a reload report") { all.count > count }
+            try await ProbeSourcesTests.waitUntil("a reload report") { all.count > count }
             return try #require(all.last)
         }
     }
 
     struct Running {
         let monitor: NetworkMonitor
-        let service: ProbeService
+        let service: ProbeSources
         let reports: Reports
 
         func stop() {
@@ -39,15 +39,15 @@ struct TargetsReloadTests {
     }
 
     static func start(file path: String, flags: [String] = [], required: [String] = []) throws -> Running {
-        var probes = try ProbeServiceTests.configuration(flags)
+        var probes = try ProbeSourcesTests.configuration(flags)
         var file = TargetsFile(path: path, flagTargets: probes.targets)
         file.requiredNames = required
         probes.targets = try file.read()
         probes.targetsFile = file
-        let monitor = try ProbeServiceTests.monitor(listing: probes)
+        let monitor = try ProbeSourcesTests.monitor(listing: probes)
         let reports = Reports()
         let service = try #require(
-            try ProbeService.make(probes, monitor: monitor, targetsReloaded: { reports.add($0, monitor.current) }))
+            try ProbeSources.make(probes, monitor: monitor, targetsReloaded: { reports.add($0, monitor.current) }))
         service.start()
         return Running(monitor: monitor, service: service, reports: reports)
     }
@@ -71,7 +71,7 @@ struct TargetsReloadTests {
                 """)
         let running = try Self.start(file: directory.file("targets"), flags: ["flag=host://127.0.0.1"])
         defer { running.stop() }
-        let settled = try await ProbeServiceTests.waitFor(running.monitor, "all reachable") {
+        let settled = try await ProbeSourcesTests.waitFor(running.monitor, "all reachable") {
             $0.count == 4 && $0.allSatisfy { $0.state == .reachable }
         }
         #expect(Self.names(settled) == ["flag", "kept", "gone", "moved"])
@@ -104,7 +104,7 @@ struct TargetsReloadTests {
         }
 
         // The new and the changed are probed at once.
-        let after = try await ProbeServiceTests.waitFor(running.monitor, "the new set settled") {
+        let after = try await ProbeSourcesTests.waitFor(running.monitor, "the new set settled") {
             $0.count == 4 && $0.allSatisfy { $0.state == .reachable }
         }
         #expect(Self.target(after, "kept")?.since == Self.target(settled, "kept")?.since)
@@ -116,7 +116,7 @@ struct TargetsReloadTests {
         try directory.replace("targets", with: "self=host://127.0.0.1\n")
         let running = try Self.start(file: directory.file("targets"), required: ["self"])
         defer { running.stop() }
-        let settled = try await ProbeServiceTests.waitFor(running.monitor, "reachable") {
+        let settled = try await ProbeSourcesTests.waitFor(running.monitor, "reachable") {
             $0.first?.state == .reachable
         }
 
@@ -157,7 +157,7 @@ struct TargetsReloadTests {
         try files.createSymbolicLink(atPath: directory.file("targets"), withDestinationPath: "..data/targets")
         let running = try Self.start(file: directory.file("targets"))
         defer { running.stop() }
-        _ = try await ProbeServiceTests.waitFor(running.monitor, "reachable") { $0.first?.state == .reachable }
+        _ = try await ProbeSourcesTests.waitFor(running.monitor, "reachable") { $0.first?.state == .reachable }
 
         try files.createDirectory(atPath: directory.file("..2026_11_25_06_05_00.2"), withIntermediateDirectories: false)
         try "self=host://127.0.0.1\nlocal=host://127.0.0.2\n".write(
@@ -173,7 +173,7 @@ struct TargetsReloadTests {
         let wakeUps = running.service.statistics.wakeUps
         // Removing the old directory is one more event for the same content: nothing more. Two
         // turns of the engine's loop: one whole turn polled after the removal, and drained it.
-        try await ProbeServiceTests.waitUntil("the removal seen") {
+        try await ProbeSourcesTests.waitUntil("the removal seen") {
             running.service.statistics.wakeUps >= wakeUps + 2
         }
         #expect(running.reports.all.count == 1)
@@ -184,7 +184,7 @@ struct TargetsReloadTests {
         try directory.replace("targets", with: "self=host://127.0.0.1\n")
         let running = try Self.start(file: directory.file("targets"))
         defer { running.stop() }
-        let settled = try await ProbeServiceTests.waitFor(running.monitor, "reachable") {
+        let settled = try await ProbeSourcesTests.waitFor(running.monitor, "reachable") {
             $0.first?.state == .reachable
         }
         #expect(running.service.reloadTargets())
@@ -195,10 +195,10 @@ struct TargetsReloadTests {
     }
 
     @Test func withoutATargetsFileThereIsNothingToReload() throws {
-        let probes = try ProbeServiceTests.configuration(["self=host://127.0.0.1"])
-        let monitor = try ProbeServiceTests.monitor(listing: probes)
+        let probes = try ProbeSourcesTests.configuration(["self=host://127.0.0.1"])
+        let monitor = try ProbeSourcesTests.monitor(listing: probes)
         defer { monitor.close() }
-        let service = try #require(try ProbeService.make(probes, monitor: monitor))
+        let service = try #require(try ProbeSources.make(probes, monitor: monitor))
         defer { service.stop() }
         #expect(!service.reloadTargets())
     }
@@ -210,7 +210,7 @@ struct TargetsReloadTests {
         defer { running.stop() }
         #expect(running.monitor.current.targets.isEmpty)
         try directory.replace("targets", with: "self=host://127.0.0.1\n")
-        let status = try await ProbeServiceTests.waitFor(running.monitor, "the added target probed") {
+        let status = try await ProbeSourcesTests.waitFor(running.monitor, "the added target probed") {
             $0.first?.state == .reachable
         }
         #expect(Self.names(status) == ["self"])
@@ -221,7 +221,7 @@ struct TargetsReloadTests {
         try directory.replace("targets", with: "self=host://127.0.0.1\n")
         let running = try Self.start(file: directory.file("targets"))
         defer { running.stop() }
-        _ = try await ProbeServiceTests.waitFor(running.monitor, "reachable") { $0.first?.state == .reachable }
+        _ = try await ProbeSourcesTests.waitFor(running.monitor, "reachable") { $0.first?.state == .reachable }
 
         // Half a line written, then a pause, then the rest: no reload may see the half.
         let handle = try #require(FileHandle(forWritingAtPath: directory.file("targets")))

@@ -31,7 +31,7 @@ struct ApplicationTests {
         }
         #expect(application.services.count == 3)
         #expect(application.services[0] is MonitorService)
-        #expect(application.services[1] is ProbesService)
+        #expect(application.services[1] is ProbeSourcesService)
         #expect(application.services[2] is ReachabilityServer)
         #expect(application.monitor.current.targets.map(\.name) == ["self"], "listed from the start")
     }

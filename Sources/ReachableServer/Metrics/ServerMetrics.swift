@@ -109,7 +109,7 @@ public final class ServerMetrics: Sendable {
             registry.makeCounter(descriptor: Self.name(name, help), labels: labels)
         }
 
-        let libmicrohttpd = EngineVersion.libmicrohttpd
+        let libmicrohttpd = MicroHTTPDVersion.libmicrohttpd
         gauge("build_info", Help.buildInfo, [("version", version), ("libmicrohttpd", libmicrohttpd)]).set(to: 1)
 
         states = Dictionary(

@@ -3,8 +3,8 @@ import ServiceLifecycle
 
 /// The probes as a service: they start sending when the group runs (not when built, so a failed
 /// build never sent anything) and stop — engine thread joined — at graceful shutdown or cancellation.
-struct ProbesService: Service {
-    let probes: ProbeService
+struct ProbeSourcesService: Service {
+    let probes: ProbeSources
 
     func run() async {
         probes.start()

@@ -2,7 +2,7 @@ import CMicroHTTPD
 import Glibc
 
 /// The HTTP engine's version, for the start-up log and `reachd_build_info`.
-public enum EngineVersion {
+public enum MicroHTTPDVersion {
     /// libmicrohttpd's own version string (`0.9.75`).
     public static let libmicrohttpd: String = {
         guard let text = MHD_get_version() else { return "unknown" }

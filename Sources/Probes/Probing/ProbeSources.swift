@@ -4,7 +4,7 @@ public import Reachable
 /// c-ares), a route checker with its own netlink request socket, the targets, the connectivity
 /// check and the nameserver check, and a watch on resolv.conf that re-runs them when it changes.
 /// With nothing configured none of it exists: reachd sends nothing and has no probe thread.
-public final class ProbeService: Sendable {
+public final class ProbeSources: Sendable {
     private let engine: ProbeEngine
     private let targets: TargetProber?
     private let connectivity: ConnectivityChecker?
@@ -23,14 +23,14 @@ public final class ProbeService: Sendable {
     public static func make(
         _ configuration: ProbeConfiguration, monitor: NetworkMonitor, trustedCertificates: String? = nil,
         events: ProbeEvents = ProbeEvents(), targetsReloaded: @escaping @Sendable (TargetsReload) -> Void = { _ in }
-    ) throws -> ProbeService? {
+    ) throws -> ProbeSources? {
         guard !configuration.isEmpty else { return nil }
         let engine = try ProbeEngine(
             resolver: configuration.resolver, trustedCertificates: trustedCertificates,
             resolverProblem: events.resolverProblem)
         do {
             let routes = try RouteChecker(monitor: monitor)
-            return ProbeService(
+            return ProbeSources(
                 configuration, engine: engine, routes: routes, monitor: monitor, events: events,
                 targetsReloaded: targetsReloaded)
         } catch {

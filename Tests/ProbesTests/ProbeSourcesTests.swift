@@ -8,7 +8,7 @@ import Testing
 /// the real engine, and servers on loopback — the route to 127.0.0.1 is the kernel's `local`
 /// route via `lo`, which counts.
 @Suite(.serialized, .timeLimit(.minutes(1)))
-struct ProbeServiceTests {
+struct ProbeSourcesTests {
     /// A server whose answer the test switches.
     final class Switch: Sendable {
         private struct State {
@@ -47,10 +47,10 @@ struct ProbeServiceTests {
     static func start(
         _ specs: [String], interval: Duration = .milliseconds(200), timeout: Duration = .milliseconds(600),
         failures: Int = 3
-    ) throws -> (NetworkMonitor, ProbeService) {
+    ) throws -> (NetworkMonitor, ProbeSources) {
         let probes = try configuration(specs, interval: interval, timeout: timeout, failures: failures)
         let monitor = try monitor(listing: probes)
-        let service = try #require(try ProbeService.make(probes, monitor: monitor))
+        let service = try #require(try ProbeSources.make(probes, monitor: monitor))
         service.start()
         return (monitor, service)
     }
@@ -116,7 +116,7 @@ struct ProbeServiceTests {
         // route check, no transfer) before this test reads the document.
         #expect(monitor.current.targets.map(\.state) == Array(repeating: .unknown, count: 6), "listed from the start")
         let before = monitor.current
-        let service = try #require(try ProbeService.make(probes, monitor: monitor))
+        let service = try #require(try ProbeSources.make(probes, monitor: monitor))
         service.start()
         defer { service.stop() }
         let status = try await Self.waitFor(monitor, "every target decided") { $0.allSatisfy { $0.state != .unknown } }
@@ -185,6 +185,6 @@ struct ProbeServiceTests {
     @Test func nothingConfiguredStartsNothing() throws {
         let monitor = try NetworkMonitor()
         defer { monitor.close() }
-        #expect(try ProbeService.make(ProbeConfiguration(), monitor: monitor) == nil)
+        #expect(try ProbeSources.make(ProbeConfiguration(), monitor: monitor) == nil)
     }
 }
