@@ -15,6 +15,7 @@ public final class ReachabilityServer: Service, Sendable {
     private let daemon: HTTPDaemon
     private let snapshot: StatusSnapshot
     private let hub: EventHub
+    private let changes: ChangeHistory
     private let router: RequestRouter
     private let metrics: ServerMetrics
 
@@ -43,10 +44,13 @@ public final class ReachabilityServer: Service, Sendable {
             initialFrame: EventFrame.status(status, json: status.jsonBytes()),
             retryMilliseconds: configuration.retryMilliseconds, writers: configuration.threads
         )
+        // The document at start is the baseline of `/changes`, not a change (`ChangeHistory`).
+        changes = ChangeHistory(capacity: configuration.history, baseline: snapshot.json)
         metrics.update(status)
         metrics.recordSource(monitor.statistics)
+        metrics.recordChangesKept(0)
         router = RequestRouter(
-            monitor: monitor, snapshot: snapshot, hub: hub, readiness: configuration.readiness,
+            monitor: monitor, snapshot: snapshot, hub: hub, changes: changes, readiness: configuration.readiness,
             isShuttingDown: { [daemon] in daemon.isDraining }, rejections: RejectionLog(logger: logger),
             crossOrigin: configuration.allowOrigin, metrics: metrics,
             hosts: HostCheck(policy: configuration.allowedHosts, hostName: HostCheck.machineHostName()),
@@ -97,6 +101,8 @@ public final class ReachabilityServer: Service, Sendable {
         guard status.sequence != snapshot.status.sequence else { return }
         let frame = snapshot.update(status)
         metrics.eventsSent(hub.publish(frame))
+        // Diffed here, once per change, from the bytes just encoded for `/status`.
+        metrics.recordChangesKept(changes.record(snapshot.json))
         metrics.update(status)
         metrics.recordSource(monitor.statistics)
         // One line per published change, its fields named and typed as in the document

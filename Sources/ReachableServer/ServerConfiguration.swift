@@ -27,6 +27,9 @@ public struct ServerConfiguration: Sendable {
     /// The `retry:` reconnect delay (ms) sent to SSE clients first; the final one adds jitter.
     public var retryMilliseconds: Int = 2000
 
+    /// How many changes of the document `/changes` keeps (`--history`, at least 1), in memory.
+    public var history: Int = 500
+
     /// Which other origins' pages may read `/status` and `/events` (`--allow-origin`).
     public var allowOrigin: CrossOriginPolicy = .none
 

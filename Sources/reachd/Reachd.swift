@@ -18,7 +18,8 @@ struct Reachd: AsyncParsableCommand {
             """,
         discussion: """
             Plain `reachd` serves. Endpoints: GET /status (JSON), GET /events (Server-Sent Events), \
-            GET /healthz, /livez, /readyz (health), GET /metrics (Prometheus), GET / (the page).
+            GET /changes (the last --history changes), GET /healthz, /livez, /readyz (health), \
+            GET /metrics (Prometheus), GET / (the page).
             Every option can also be set with its environment variable; a flag wins over it.
             SIGTERM or SIGINT shuts down gracefully within --shutdown-timeout. Exit status: 0 after \
             a graceful shutdown, 1 when serving fails, 64 for a usage error (a malformed option).

@@ -3,7 +3,9 @@ import FoundationEssentials
 import Reachable
 import ReachdClient
 
-/// `reachd watch`: follows `/events` and prints one line per change. When the stream ends or
+/// `reachd watch`: follows `/events` and prints, per document, its summary line and the diff from
+/// the one before in words (`WatchLines`), and a line when the stream reconnected or the server
+/// restarted. When the stream ends or
 /// the server cannot be reached, it says so on stderr and reconnects as a browser's
 /// `EventSource` does — after the server's `retry:`, with `Last-Event-ID` — doubling the pause
 /// while attempts fail; `--once` ends with the first stream instead.
@@ -29,10 +31,11 @@ struct WatchCommand: AsyncParsableCommand {
             host: try address.clientHost(), port: try address.resolvedPort(), userAgent: Reachd.userAgent)
         try security.configure(&client)
         var reader = EventStreamReader()
+        var lines = WatchLines()
         var pause: Duration?
         while true {
             do {
-                try follow(client, with: &reader) { pause = nil }
+                try follow(client, with: &reader, printing: &lines) { pause = nil }
                 if once { return }
                 Self.say("the stream ended")
             } catch let error as LocalHTTPClient.Failure {
@@ -50,9 +53,12 @@ struct WatchCommand: AsyncParsableCommand {
         }
     }
 
-    /// One connection: prints a line per event until the stream ends. `connected` runs once the
-    /// server has answered with a stream.
-    private func follow(_ client: LocalHTTPClient, with reader: inout EventStreamReader, connected: () -> Void) throws {
+    /// One connection: prints the lines of each event until the stream ends. `connected` runs once
+    /// the server has answered with a stream.
+    private func follow(
+        _ client: LocalHTTPClient, with reader: inout EventStreamReader, printing lines: inout WatchLines,
+        connected: () -> Void
+    ) throws {
         // The last id seen, so the server knows where this client left off (it answers with the
         // current document either way: status is state).
         let headers = reader.lastEventID.map { [(name: "Last-Event-ID", value: $0)] } ?? []
@@ -61,13 +67,16 @@ struct WatchCommand: AsyncParsableCommand {
         guard head.status == 200 else { throw LocalHTTPClient.Failure(description: "reachd answered \(head.status)") }
         try connection.disableReadTimeout()
         connected()
+        lines.streamOpened()
         while let chunk = try connection.reader.readChunk() {
             for data in reader.feed(chunk) {
-                guard let status = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(data.utf8)) else {
+                guard let status = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(data.utf8)),
+                    let document = try? JSONValue(parsing: data)
+                else {
                     continue
                 }
-                // A line per change, at once, even into a pipe.
-                Output.write(StatusText.summary(status) + "\n")
+                // The lines of a change, at once, even into a pipe.
+                Output.write(lines.lines(for: status, document: document).map { $0 + "\n" }.joined())
             }
         }
     }

@@ -36,7 +36,7 @@ struct RequestRouterTests {
         return (router ?? self.router()).respond(to: request, on: RecordingConnection())
     }
 
-    static let paths = ["/status", "/events", "/healthz", "/livez", "/readyz", "/metrics"]
+    static let paths = ["/status", "/events", "/changes", "/healthz", "/livez", "/readyz", "/metrics"]
 
     @Test(arguments: ["GET", "HEAD"])
     func statusServesTheDocumentPreparedOnce(method: String) throws {
@@ -197,5 +197,34 @@ struct RequestRouterTests {
         #expect(queried.status == plain.status)
         #expect(queried.headers == plain.headers)
         #expect(respond("POST", path, query: [.init(name: "method", value: "GET")]).status == 405)
+    }
+}
+
+/// `/changes` through the router: the history's rendered answer, shared, for GET and HEAD.
+struct ChangesRouteTests {
+    @Test(arguments: ["GET", "HEAD"])
+    func changesServesTheRenderedHistory(method: String) {
+        let status = ReachabilityStatus(path: NetworkPath(state: .reachable), sequence: 1, changedAt: Date())
+        let snapshot = StatusSnapshot(status)
+        let changes = ChangeHistory(capacity: 4, baseline: snapshot.json)
+        var next = status
+        next.path = NetworkPath(state: .unreachable)
+        next.sequence = 2
+        changes.record(next.jsonBytes())
+        let router = RequestRouter(
+            monitor: .shared, snapshot: snapshot,
+            hub: EventHub(initialFrame: EventFrame.status(status, json: snapshot.json), retryMilliseconds: 2000),
+            changes: changes, readiness: [], isShuttingDown: { false },
+            rejections: RejectionLog(logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
+        let response = router.respond(
+            to: HTTPRequest(method: method, path: "/changes", version: "HTTP/1.1", query: [], headers: []),
+            on: RecordingConnection())
+        #expect(response.status == 200)
+        guard case .shared(let shared) = response.body else {
+            Issue.record("/changes is not a shared response")
+            return
+        }
+        #expect(shared === changes.response)
+        #expect(String(decoding: shared.body, as: UTF8.self).contains(#""field":"state","from":"reachable""#))
     }
 }

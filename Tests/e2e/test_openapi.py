@@ -93,7 +93,7 @@ def test_spec_is_valid_openapi_3_1(spec):
 
 
 def test_spec_documents_every_route_with_get_and_head_only(spec):
-    assert set(spec["paths"]) == {"/", "/status", "/events", "/healthz", "/livez", "/readyz", "/metrics"}
+    assert set(spec["paths"]) == {"/", "/status", "/events", "/changes", "/healthz", "/livez", "/readyz", "/metrics"}
     for path, item in spec["paths"].items():
         methods = {key for key in item if key in ("get", "head", "post", "put", "delete", "patch", "options", "trace")}
         # OPTIONS is the CORS preflight, answered only with --allow-origin, only where it applies.
@@ -146,6 +146,20 @@ def test_status_with_a_target_and_a_check_matches_schema(spec):
             time.sleep(0.05)
     assert document["targets"][0]["state"] == "unreachable", document
     assert_valid(spec, "StatusDocument", document)
+
+
+def test_live_changes_match_schema(spec):
+    # The target's first verdict is a change after the baseline: one entry at least.
+    closed = free_port()
+    with Reachd("--target", f"self=tcp://127.0.0.1:{closed}", "--target-interval", "0.2",
+                "--target-failures", "1") as instance:
+        deadline = time.monotonic() + 10
+        while not (body := http(instance.port, "GET", "/changes").json())["changes"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        response = http(instance.port, "GET", "/changes")
+    assert body["changes"], body
+    assert response.header("cache-control") == header_const(spec, "CacheControlNoCache")
+    assert_valid(spec, "Changes", body)
 
 
 def family(state, reason=None, address=None, interface=None):

@@ -6,6 +6,7 @@ enum RouteLabel: String, Sendable, Hashable, CaseIterable {
     case page
     case status
     case events
+    case changes
     case liveness
     case readiness
     case metrics
@@ -19,6 +20,7 @@ enum RouteLabel: String, Sendable, Hashable, CaseIterable {
         case .page: self = .page
         case .status: self = .status
         case .events: self = .events
+        case .changes: self = .changes
         case .liveness: self = .liveness
         case .readiness: self = .readiness
         case .metrics: self = .metrics
@@ -28,7 +30,8 @@ enum RouteLabel: String, Sendable, Hashable, CaseIterable {
 
     /// The status codes each route answers, whose series exist from the start.
     static let codes: [(RouteLabel, [Int])] = [
-        (.page, [200]), (.status, [200]), (.events, [200]), (.liveness, [200, 503]), (.readiness, [200, 503]),
+        (.page, [200]), (.status, [200]), (.events, [200]), (.changes, [200]), (.liveness, [200, 503]),
+        (.readiness, [200, 503]),
         (.metrics, [200]), (.notFound, [404]), (.invalid, [400, 405, 421]), (.preflight, [204, 403]),
     ]
 }

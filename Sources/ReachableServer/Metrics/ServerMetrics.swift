@@ -88,6 +88,7 @@ public final class ServerMetrics: Sendable {
     private let reloadSuccessful: Gauge
     private let reloadSuccessTime: Gauge
     private let sseClients: Gauge
+    private let changesKept: Gauge
     private let sseEventsSent: Counter
     private let netlinkMessages: Counter
     private let netlinkMalformed: Counter
@@ -147,6 +148,7 @@ public final class ServerMetrics: Sendable {
         reloadSuccessTime = gauge("config_last_reload_success_timestamp_seconds", Help.reloadSuccessTime)
         reloadSuccessful.set(to: 1)
         reloadSuccessTime.set(to: configured.timeIntervalSince1970)
+        changesKept = gauge("changes_kept", Help.changesKept)
         sseClients = gauge("sse_clients", Help.sseClients)
         sseEventsSent = counter("sse_events_sent_total", Help.sseEventsSent)
         netlinkMessages = counter("netlink_messages_total", Help.netlinkMessages)
@@ -359,6 +361,11 @@ public final class ServerMetrics: Sendable {
             .set(to: successful ? 1 : 0)
     }
 
+    /// `reachd_changes_kept`: how many changes `/changes` holds now.
+    func recordChangesKept(_ count: Int) {
+        changesKept.set(to: Double(count))
+    }
+
     /// `count` status events handed to `/events` clients.
     func eventsSent(_ count: Int) {
         if count > 0 { sseEventsSent.increment(by: Int64(count)) }
@@ -386,13 +393,14 @@ public final class ServerMetrics: Sendable {
 
     // MARK: Rendering
 
-    /// The text format of every series; `sseClients` is the number of open streams right now.
+    /// The text format of every series, families by name and series by labels (`ExpositionOrder`);
+    /// `sseClients` is the number of open streams right now.
     func render(sseClients clients: Int) -> [UInt8] {
         sseClients.set(to: Double(clients))
         var buffer: [UInt8] = []
         buffer.reserveCapacity(8192)
         registry.emit(into: &buffer)
-        return buffer
+        return ExpositionOrder.ordered(buffer)
     }
 
     /// The response to `GET /metrics`.
@@ -437,6 +445,7 @@ private enum Help {
     static let reloadSuccessful = "1 when the last reading of the configuration was applied, 0 when it was refused."
     static let reloadSuccessTime = "When the configuration was last applied, in seconds since the Unix epoch."
     static let sseClients = "Open /events streams."
+    static let changesKept = "Changes of the status document that /changes holds (at most --history)."
     static let webConfigReload =
         "1 when the last reading of --web-config-file (and the files it names) was applied, 0 when it was refused."
     static let sseEventsSent = "Status events handed to /events streams, the first of each stream included."

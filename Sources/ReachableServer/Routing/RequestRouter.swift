@@ -6,6 +6,7 @@ final class RequestRouter: HTTPHandler {
     private let monitor: NetworkMonitor
     private let snapshot: StatusSnapshot
     private let hub: EventHub
+    private let changes: ChangeHistory
     private let readiness: [ReadinessCondition]
     private let isShuttingDown: @Sendable () -> Bool
     private let rejections: RejectionLog
@@ -15,6 +16,7 @@ final class RequestRouter: HTTPHandler {
     private let security: WebSecurity?
 
     /// - Parameters:
+    ///   - changes: what `/changes` answers; by default one that never records (tests of other routes).
     ///   - readiness: the conditions of `--ready-when`; `/readyz` passes when all hold.
     ///   - isShuttingDown: whether graceful shutdown has begun (`/readyz` fails from then on).
     ///   - hosts: which `Host` values are answered; the others get `421` on every path.
@@ -22,6 +24,7 @@ final class RequestRouter: HTTPHandler {
     ///     needs credentials.
     init(
         monitor: NetworkMonitor, snapshot: StatusSnapshot, hub: EventHub,
+        changes: ChangeHistory = ChangeHistory(capacity: 1, baseline: []),
         readiness: [ReadinessCondition], isShuttingDown: @escaping @Sendable () -> Bool,
         rejections: RejectionLog, crossOrigin: CrossOriginPolicy = .none, metrics: ServerMetrics = ServerMetrics(),
         hosts: HostCheck = HostCheck(), security: WebSecurity? = nil
@@ -31,6 +34,7 @@ final class RequestRouter: HTTPHandler {
         self.monitor = monitor
         self.snapshot = snapshot
         self.hub = hub
+        self.changes = changes
         self.readiness = readiness
         self.isShuttingDown = isShuttingDown
         self.rejections = rejections
@@ -78,6 +82,9 @@ final class RequestRouter: HTTPHandler {
                 return HTTPResponse(status: 200, headers: headers, body: snapshot.json)  // libmicrohttpd drops it for HEAD
             }
             return HTTPResponse(status: 200, shared: snapshot.response)
+        case .changes:
+            // Rendered when the change was recorded: a request copies nothing.
+            return HTTPResponse(status: 200, shared: changes.response)
         case .events where request.method == "HEAD":
             // An empty body, not a stream: libmicrohttpd 0.9.75 would still send the final chunk
             // of a chunked answer to HEAD.

@@ -5,6 +5,8 @@ enum Route: Equatable, Sendable {
     case page
     case status
     case events
+    /// `/changes`: the last `--history` changes of the document.
+    case changes
     case liveness
     case readiness
     case metrics
@@ -34,6 +36,7 @@ enum Route: Equatable, Sendable {
             case "/": .page
             case "/status": .status
             case "/events": .events
+            case "/changes": .changes
             case "/healthz", "/livez": .liveness
             case "/readyz": .readiness
             case "/metrics": .metrics

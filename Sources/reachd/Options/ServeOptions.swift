@@ -20,6 +20,7 @@ struct ServeOptions: ParsableArguments {
     @Option(Settings.connectionMemory) var connectionMemory: Int?
     @Option(Settings.shutdownTimeout) var shutdownTimeout: Double?
     @Option(Settings.threads) var threads: Int?
+    @Option(Settings.history) var history: Int?
     @Option(Settings.webConfigFile) var webConfigFile: String?
     /// The monitor's, the probes' and the log's options, which `reachd wait` takes too.
     @OptionGroup var monitoring: MonitoringOptions
@@ -43,6 +44,7 @@ struct ServeOptions: ParsableArguments {
         configuration.connectionMemoryLimit = try Settings.connectionMemory.resolve(connectionMemory)
         configuration.shutdownTimeout = try Settings.shutdownTimeout.resolve(shutdownTimeout)
         configuration.threads = try Settings.threads.resolve(threads)
+        configuration.history = try Settings.history.resolve(history)
         configuration.security = try webSecurity()
         return configuration
     }

@@ -88,6 +88,12 @@ enum Settings {
         default: ServerConfiguration().threads, in: 1...64
     )
 
+    /// Each kept change is its diff, rendered: a few hundred bytes for an ordinary change.
+    static let history = Setting<Int>(
+        "history", "Changes of the status document that GET /changes keeps in memory (the oldest go first)",
+        default: ServerConfiguration().history, in: 1...
+    )
+
     /// Read at start (a bad file is refused, naming the key and line or the file), then again
     /// on SIGHUP and whenever it or a file it names changes (`WebSecurity`, `WebConfigReloader`).
     static let webConfigFile = Setting<String>(

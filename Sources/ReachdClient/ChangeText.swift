@@ -1,0 +1,106 @@
+package import Reachable
+
+/// A diff in words, one line per thing that changed: `target db: reachable → unreachable
+/// (refused: ECONNREFUSED: connection refused)`. A `state` change reads with the `reason` and
+/// `detail` beside it in the new document (either may be absent or `null`), and their own entries
+/// are folded into that line; whatever the document holds besides reads as `SUBJECT FIELD: from
+/// → to`, so a field added to the document later still shows.
+package enum ChangeText {
+    /// - Parameters:
+    ///   - changes: the diff (`DocumentDiff.changes`), in document order.
+    ///   - document: the new document, where a state's reason and detail are read.
+    package static func lines(_ changes: [FieldChange], in document: JSONValue) -> [String] {
+        let stateSubjects = Set(changes.filter { $0.path.last == "state" }.map { Array($0.path.dropLast()) })
+        var explained = Set<[String]>()
+        var lines: [String] = []
+        for change in changes {
+            let subject = Array(change.path.dropLast())
+            let leaf = change.path.last ?? ""
+            if isWhole(change) {
+                lines.append(wholeLine(change))
+            } else if leaf == "state" {
+                lines.append(
+                    "\(label(subject)): \(word(change.from)) → \(word(change.to))" + why(at: subject, in: document))
+            } else if leaf == "reason" || leaf == "detail", let state = value(at: subject + ["state"], in: document) {
+                // Folded into the state's line, or, without one, a line of its own once.
+                guard !stateSubjects.contains(subject), explained.insert(subject).inserted else { continue }
+                lines.append("\(label(subject)): still \(word(state))" + why(at: subject, in: document))
+            } else if leaf == "isReachable", subject.isEmpty, stateSubjects.contains([]) {
+                continue  // the network's state says it
+            } else {
+                let name = subject.isEmpty ? leaf : "\(label(subject)) \(leaf)"
+                lines.append("\(name): \(word(change.from)) → \(word(change.to))")
+            }
+        }
+        return lines.map(StatusText.visible)
+    }
+
+    /// A target, an interface, a nameserver or a family that came or went.
+    private static func isWhole(_ change: FieldChange) -> Bool {
+        switch (change.from, change.to) {
+        case (.null, .object), (.object, .null): true
+        default: false
+        }
+    }
+
+    /// `target db added: unknown`, `interface wlan0 removed`.
+    private static func wholeLine(_ change: FieldChange) -> String {
+        guard case .object = change.to else { return "\(label(change.path)) removed" }
+        return "\(label(change.path)) added" + (change.to["state"].map { ": \(word($0))" } ?? "")
+    }
+
+    /// ` (refused: ECONNREFUSED: connection refused)`, ` (timeout)`, or nothing: the reason and
+    /// the detail of the thing at `subject` in the new document, each when present.
+    private static func why(at subject: [String], in document: JSONValue) -> String {
+        let parts = ["reason", "detail"].compactMap { key -> String? in
+            guard let value = value(at: subject + [key], in: document), value != .null else { return nil }
+            return word(value)
+        }
+        return parts.isEmpty ? "" : " (" + parts.joined(separator: ": ") + ")"
+    }
+
+    /// The value at a diff path: members by key, named entries (`name`, `address`) by that value.
+    private static func value(at path: [String], in document: JSONValue) -> JSONValue? {
+        var current = document
+        for part in path {
+            switch current {
+            case .object: current = current[part] ?? .null
+            case .array(let entries):
+                guard
+                    let entry = entries.first(where: { entry in
+                        DocumentDiff.entryNames.contains { entry[$0]?.stringValue == part }
+                    })
+                else { return nil }
+                current = entry
+            default: return nil
+            }
+        }
+        return current
+    }
+
+    /// How a person names the thing at `path`: `network`, `target db`, `target db ipv6`,
+    /// `interface eth0`, `nameserver 198.18.0.1`, else the path's parts (`connectivity ipv4`).
+    private static func label(_ path: [String]) -> String {
+        switch path.first {
+        case nil: "network"
+        case "targets" where path.count > 1: (["target"] + path.dropFirst()).joined(separator: " ")
+        case "interfaces" where path.count > 1: (["interface"] + path.dropFirst()).joined(separator: " ")
+        case "dns" where path.count > 2 && path[1] == "servers":
+            (["nameserver"] + path.dropFirst(2)).joined(separator: " ")
+        default: path.joined(separator: " ")
+        }
+    }
+
+    /// A value as it reads in a sentence: strings without quotes, `none` for null, lists in
+    /// brackets, objects as JSON.
+    private static func word(_ value: JSONValue) -> String {
+        switch value {
+        case .null: "none"
+        case .bool(let flag): flag ? "true" : "false"
+        case .number(let text): text
+        case .string(let text): text
+        case .array(let entries): "[" + entries.map(word).joined(separator: ", ") + "]"
+        case .object: value.jsonText
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Reachable
+import Testing
+
+@testable import ReachableServer
+
+/// `/changes`: the baseline is no change, each change is diffed once, the ring keeps the newest.
+struct ChangeHistoryTests {
+    private static func document(_ sequence: Int, state: String) -> [UInt8] {
+        Array(#"{"state":"\#(state)","sequence":\#(sequence),"changedAt":"t\#(sequence)"}"#.utf8)
+    }
+
+    private static func changes(_ history: ChangeHistory) throws -> JSONValue {
+        try JSONValue(parsing: history.response.body)
+    }
+
+    @Test func theBaselineIsNoChange() throws {
+        let history = ChangeHistory(capacity: 5, baseline: Self.document(1, state: "reachable"))
+        #expect(history.count == 0)
+        #expect(String(decoding: history.response.body, as: UTF8.self) == #"{"changes":[]}"#)
+    }
+
+    @Test func eachChangeIsItsSequenceTimeAndDiff() throws {
+        let history = ChangeHistory(capacity: 5, baseline: Self.document(1, state: "reachable"))
+        #expect(history.record(Self.document(2, state: "unreachable")) == 1)
+        #expect(
+            String(decoding: history.response.body, as: UTF8.self)
+                == #"{"changes":[{"sequence":2,"changedAt":"t2","diff":[{"field":"state","from":"reachable","to":"unreachable"}]}]}"#
+        )
+        #expect(history.response.headers.first == HTTPField("Content-Type", "application/json"))
+    }
+
+    @Test func theRingKeepsTheNewestOldestFirst() throws {
+        let history = ChangeHistory(capacity: 3, baseline: Self.document(1, state: "reachable"))
+        for sequence in 2...8 {
+            history.record(Self.document(sequence, state: sequence % 2 == 0 ? "unreachable" : "reachable"))
+        }
+        #expect(history.count == 3)
+        guard case .array(let entries) = try Self.changes(history)["changes"] else {
+            Issue.record("no changes array")
+            return
+        }
+        #expect(entries.map { $0["sequence"] } == [.number("6"), .number("7"), .number("8")])
+        // Each diffed against the one before it, not against the baseline.
+        #expect(entries[0]["diff"]?.jsonText == #"[{"field":"state","from":"reachable","to":"unreachable"}]"#)
+    }
+
+    @Test func aChangeOfBookkeepingOnlyIsKeptWithAnEmptyDiff() throws {
+        let history = ChangeHistory(capacity: 2, baseline: Self.document(1, state: "reachable"))
+        history.record(Self.document(2, state: "reachable"))
+        #expect(try Self.changes(history)["changes"]?.jsonText == #"[{"sequence":2,"changedAt":"t2","diff":[]}]"#)
+    }
+
+    @Test func textThatIsNotJSONIsLeftOutAndTheNextChangeDiffsFromTheLastGoodOne() throws {
+        let history = ChangeHistory(capacity: 5, baseline: Self.document(1, state: "reachable"))
+        #expect(history.record(Array("{not json".utf8)) == 0)
+        history.record(Self.document(3, state: "unreachable"))
+        #expect(
+            try Self.changes(history)["changes"]?.jsonText
+                == #"[{"sequence":3,"changedAt":"t3","diff":[{"field":"state","from":"reachable","to":"unreachable"}]}]"#
+        )
+    }
+
+    @Test func aRequestSharesTheRenderedAnswer() {
+        let history = ChangeHistory(capacity: 2, baseline: Self.document(1, state: "reachable"))
+        history.record(Self.document(2, state: "unreachable"))
+        #expect(history.response === history.response)
+    }
+
+    @Test func theRingBoundHoldsForOne() {
+        var ring = RingBuffer<Int>(capacity: 1)
+        ring.append(1)
+        ring.append(2)
+        #expect(ring.elements == [2])
+        var three = RingBuffer<Int>(capacity: 3)
+        for value in 1...10 { three.append(value) }
+        #expect(three.elements == [8, 9, 10] && three.count == 3)
+    }
+}
