@@ -7,8 +7,7 @@ the one the test changes. Selenium (in this process, on the host) reaches chrome
 made inside the namespace (`netns.socket_in`). Nothing is loaded from outside: the page has no
 external reference, chromium's background services are off, and the namespace has no way out.
 
-`REACHD_PAGE_SCREENSHOT=docs/page.png` makes the targets test write the README's screenshot
-(`REACHD_PAGE_SCREENSHOT_PHONE=…`: the same at a phone's width).
+The README's screenshot comes from test_page_problems.py (`make page-screenshot`).
 """
 
 from __future__ import annotations
@@ -484,11 +483,6 @@ def test_page_shows_targets_and_connectivity(world, reachd_in, browser):
     strip = "\n".join(b.changes())
     assert "target db: reachable → unreachable (no-route" in strip and "connectivity: full → none" in strip, strip
     assert b.console_errors() == []
-
-    for variable, width in (("REACHD_PAGE_SCREENSHOT", DESKTOP[0]), ("REACHD_PAGE_SCREENSHOT_PHONE", PHONE[0])):
-        if path := os.environ.get(variable):
-            b.screenshot(path, width)
-            print(f"screenshot: {path}")
 
 
 def test_page_shows_each_family_degraded_and_every_nameserver(veth, reachd_factory, browser):

@@ -174,7 +174,7 @@
       if (x.interface) add(where, document.createTextNode(" via "), el("span", "mono", x.interface));
       if (x.since) add(where, document.createTextNode(" · "), since(x.since));
       add(targets, add(el("div", "row"), el("span", "name", x.name), badge(x.state),
-        x.reason ? badge(x.reason, "bad") : null, degraded(x), x.state === "unreachable" ? whyNode({ detail: x.detail }) : null,
+        x.reason ? badge(x.reason, "bad") : null, degraded(x), x.state === "unreachable" && !FAMILIES.some(([k]) => x[k] && x[k].detail === x.detail) ? whyNode({ detail: x.detail }) : null,
         add(el("div", "detail"), el("span", "mono", x.url)), where, ...families(x, "bad")));
     }
 
@@ -355,7 +355,12 @@
   }
   function drawTimelines() {
     if (!last) return;
-    const now = Date.now(), start = now - HOUR, from = knownFrom(last);
+    // The last hour, or less when the record is younger (a reachd just started): the strips
+    // then span what is known (at least 10 s), and the axis says from when.
+    const now = Date.now(), from = knownFrom(last);
+    const start = Math.min(now - 10e3, Math.max(now - HOUR, from)), width = now - start;
+    $("axis-start").textContent = now - start >= HOUR - 1000 ? "60 min ago" : clock(start);
+    $("axis-middle").textContent = span(width / 2) + " ago";
     const box = clear("timelines");
     for (const [name, title, get, sinceIso] of strips(last)) {
       // Runs of one state: [value, start]; before the first change of this part, the base state.
@@ -376,13 +381,13 @@
         const a = Math.max(begin, start);
         const seg = el("span", tone(v));
         seg.dataset.state = v;
-        seg.style.left = ((a - start) / HOUR) * 100 + "%";
-        seg.style.width = Math.max(0.3, ((end - a) / HOUR) * 100) + "%";
+        seg.style.left = ((a - start) / width) * 100 + "%";
+        seg.style.width = Math.max(0.3, ((end - a) / width) * 100) + "%";
         seg.title = v + " · " + clock(begin) + " – " + (i + 1 < runs.length ? clock(end) : "now") + " (" + span(end - begin) + ")";
         said.push(seg.title);
         strip.appendChild(seg);
       });
-      strip.setAttribute("aria-label", title + ", the last hour: " + (said.join("; ") || "no record"));
+      strip.setAttribute("aria-label", title + ", since " + clock(start) + ": " + (said.join("; ") || "no record"));
       strip.title = said.length ? "" : "no record";
       const now_ = get(last);
       add(box, add(el("div", "line"), add(el("span", "label", title + " "), el("span", "now", now_)), strip));
