@@ -199,7 +199,11 @@ def test_watch_reconnects_when_the_server_restarts():
         assert watch.poll() is None, "watch gave up"
         server = Reachd("--heartbeat", "0.2", port=port)
         server.wait_ready()
-        again = read_line(watch.stdout, 40)
+        # Back: it says so (the new server's sequence may equal the old one's, or be below it),
+        # then prints the document's summary.
+        note = read_line(watch.stdout, 40)
+        assert note.startswith(("reconnected at #", "reachd restarted: ")), note
+        again = read_line(watch.stdout, 10)
         assert re.search(r" #\d+ ", again), again
         assert watch.poll() is None
     finally:
@@ -268,6 +272,7 @@ OPTIONS = {
     "connection-memory": ("REACHD_CONNECTION_MEMORY", "8192"),
     "shutdown-timeout": ("REACHD_SHUTDOWN_TIMEOUT", "10"),
     "threads": ("REACHD_THREADS", "2"),
+    "history": ("REACHD_HISTORY", "500"),
     "ipv4-destination": ("REACHD_IPV4_DESTINATION", "8.8.8.8"),
     "ipv6-destination": ("REACHD_IPV6_DESTINATION", "2001:4860:4860::8888"),
     "target": ("REACHD_TARGETS", None),
@@ -319,7 +324,7 @@ def test_the_client_commands_list_host_and_port_with_their_variables():
 def test_help_lists_every_endpoint_and_that_serving_needs_no_subcommand():
     result = run("--help")
     text = " ".join(result.stdout.split())
-    for endpoint in ["GET /status", "GET /events", "/healthz", "/livez", "/readyz", "GET /metrics", "GET / "]:
+    for endpoint in ["GET /status", "GET /events", "GET /changes", "/healthz", "/livez", "/readyz", "GET /metrics", "GET / "]:
         assert endpoint in text, (endpoint, text)
     usage = result.stdout.split("USAGE:", 1)[1].split("OPTIONS:", 1)[0]
     assert "reachd [<options>]" in usage and "<options> <subcommand>" not in usage, usage
@@ -769,9 +774,13 @@ def test_watch_shows_targets_and_connectivity_one_line_per_change():
         result = run("watch", "--once", "--port", str(fake.port))
         assert result.returncode == 0, result.stderr
         lines = result.stdout.splitlines()
-        assert len(lines) == 2, lines
-        assert lines[0].endswith(", targets 1/3 reachable (api no-route, cache unknown), connectivity full"), lines
-        assert lines[1].endswith(", targets 2/3 reachable (api timeout), connectivity portal"), lines
+        # One summary per document; under the second, its diff in words (indented).
+        summaries = [line for line in lines if not line.startswith("  ")]
+        assert len(summaries) == 2 and lines[0] == summaries[0], lines
+        assert summaries[0].endswith(", targets 1/3 reachable (api no-route, cache unknown), connectivity full"), lines
+        assert summaries[1].endswith(", targets 2/3 reachable (api timeout), connectivity portal"), lines
+        assert lines[2:] == ["  target api: still unreachable (timeout)", "  target cache: unknown → reachable",
+                             "  connectivity: full → portal"], lines
 
 
 # --------------------------------------------------------------------------- logs

@@ -20,7 +20,7 @@ import pytest
 from conftest import Conn, get_status, http
 from reachd_process import Reachd, free_port, reachd_binary
 
-PATHS = ["/", "/status", "/events", "/healthz", "/livez", "/readyz", "/metrics"]
+PATHS = ["/", "/status", "/events", "/changes", "/healthz", "/livez", "/readyz", "/metrics"]
 
 
 def raw(port: int, request: bytes, host: str = "127.0.0.1", family: int = socket.AF_INET,

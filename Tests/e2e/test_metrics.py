@@ -137,7 +137,7 @@ def test_requests_are_counted_by_route_never_by_path(reachd):
     assert "no-such-thing" not in after
     routes = {dict(re.findall(r'(\w+)="([^"]*)"', key)).get("route")
               for key in samples(after) if key.startswith("reachd_http_requests_total{")}
-    assert routes <= {"status", "events", "liveness", "readiness", "metrics", "not_found", "invalid", "page", "preflight"}
+    assert routes <= {"status", "events", "changes", "liveness", "readiness", "metrics", "not_found", "invalid", "page", "preflight"}
 
 
 def test_a_target_has_its_series_from_the_start_and_every_part_of_the_document_its_own(reachd_factory):

@@ -287,7 +287,7 @@ def test_basic_auth_right_wrong_missing_malformed(pki, tmp_path, server):
         None, basic("prometheus", "wrong"), basic("nobody", ALICE_PASSWORD), basic("alice", PROMETHEUS_PASSWORD),
         "Basic", "Basic !!!", "Bearer abc", "Basic " + base64.b64encode(b"no-colon").decode(),
     ]
-    for path in ["/", "/status", "/events", "/metrics", "/nowhere"]:
+    for path in ["/", "/status", "/events", "/changes", "/metrics", "/nowhere"]:
         for header in refused:
             status, fields, body = request(reachd.port, ctx, path, {"Authorization": header} if header else None)
             assert status == 401, (path, header)
