@@ -333,15 +333,18 @@
     }
   }
 
-  // A strip per part: its state over the last hour, from the documents the changes make.
+  // A strip per part: its state over the last hour, from the documents the changes make. Each
+  // is [data-timeline, label, its state in a document, its `since` in a document].
   function strips(doc) {
-    const out = [["route", "network", (d) => d.state, doc.stateSince]];
+    const out = [["route", "network", (d) => d.state, (d) => d.stateSince]];
+    const part = (key) => (d) => (isObject(d[key]) ? d[key] : {});
     if (doc.connectivity && doc.connectivity.state !== "disabled") {
-      out.push(["connectivity", "connectivity", (d) => (d.connectivity ? d.connectivity.state : null), doc.connectivity.since]);
+      out.push(["connectivity", "connectivity", (d) => part("connectivity")(d).state || null, (d) => part("connectivity")(d).since]);
     }
-    if (doc.dns && doc.dns.state !== "disabled") out.push(["dns", "DNS", (d) => (d.dns ? d.dns.state : null), doc.dns.since]);
+    if (doc.dns && doc.dns.state !== "disabled") out.push(["dns", "DNS", (d) => part("dns")(d).state || null, (d) => part("dns")(d).since]);
     for (const t of doc.targets || []) {
-      out.push(["target:" + t.name, t.name, (d) => { const x = child(d.targets || [], t.name); return x ? x.state : null; }, t.since]);
+      const of = (d) => child(d.targets || [], t.name) || {};
+      out.push(["target:" + t.name, t.name, (d) => of(d).state || null, (d) => of(d).since]);
     }
     return out;
   }
@@ -362,15 +365,17 @@
     $("axis-start").textContent = now - start >= HOUR - 1000 ? "60 min ago" : clock(start);
     $("axis-middle").textContent = span(width / 2) + " ago";
     const box = clear("timelines");
-    for (const [name, title, get, sinceIso] of strips(last)) {
-      // Runs of one state: [value, start]; before the first change of this part, the base state.
-      const runs = [[base ? get(base) : get(last), from]];
+    const first = history.length ? history[0].at : now;
+    for (const [name, title, get, sinceOf] of strips(last)) {
+      // Runs of one state: [value, start]. The first is the base document's: it has held since
+      // its `since` when that is older than the record (a `since` the record does not restore,
+      // being newer, is not the base's), else since the record began.
+      const held = Date.parse(sinceOf(base));
+      const runs = [[get(base), isFinite(held) && held <= first ? held : from]];
       for (const h of history) {
         const v = get(h.doc);
         if (v !== runs[runs.length - 1][0]) runs.push([v, h.at]);
       }
-      // Never changed in the record: its `since` says how long it has held.
-      if (runs.length === 1 && isFinite(Date.parse(sinceIso))) runs[0][1] = Date.parse(sinceIso);
       const strip = el("div");
       strip.dataset.timeline = name;
       strip.setAttribute("role", "img");
