@@ -22,7 +22,7 @@ IMAGE := reachd:$(shell sed -nE 's/^ *static let version = "([^"]+)".*/\1/p' Sou
 
 .PHONY: run test check check-deps deps test-deps clean-leftovers build release install uninstall format swift-test check-sanitizers sanitize-thread sanitize-address \
 	e2e packaging check-image image print-image measure-limits bench bench-ab clean fuzz-http scale soak reliability \
-	fuzz fuzz-ci fuzz-merge fuzz-record
+	fuzz fuzz-ci fuzz-merge fuzz-record page-screenshot
 
 ## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
 run: deps release
@@ -108,6 +108,13 @@ sanitize-thread sanitize-address: sanitize-%: test-deps
 	$(LIMIT) sanitize-$* 1800 bash scripts/check-sanitizers.sh $*; status=$$?; \
 	bash scripts/remove-stale-namespaces.sh || { echo "sanitize-$* left namespaces behind"; status=1; }; \
 	exit $$status
+
+## docs/page.png, the README's picture: the page in headless chromium at 1,200 px against a reachd with
+## targets, connectivity and DNS in a namespace world (root and chromium, as for e2e: make test-deps).
+page-screenshot:
+	swift build --product reachd
+	REACHD_PAGE_SCREENSHOT=docs/page.png $(VENV)/bin/python -m pytest Tests/e2e/test_page_problems.py \
+		-k nothing_leaves_its_card -q -s --timeout=180
 
 ## pytest against the real binary: HTTP contract, SSE, hostile clients, namespaces, fan-out, shutdown.
 e2e: build

@@ -11,16 +11,19 @@ import FoundationEssentials
 ///
 /// - `page.css`: dark, high-contrast, and big where it matters (the state is meant to be read
 ///   from across a room); one scale of tones (good, warn, bad, idle) for every part.
-/// - `page.js`: reads `/status`, then follows `/events`; every document is drawn whole (status
-///   is state, not a log); the strip of changes compares each document with the one before; a
-///   gap in event ids (a slow tab skipped frames) or a stream error re-reads `/status`.
+/// - `page.js`: reads `/status` and `/changes` (a 404 from an older reachd: the record starts
+///   then), then follows `/events`; every document is drawn whole (status is state, not a log).
+///   Each event is diffed with the one before by the same rules as `DocumentDiff` and worded as
+///   `reachd watch` words it; the list of changes and the last hour's strips (`data-timeline`)
+///   come from that record. The banner's `data-level` and `#problems` say what is failing. A
+///   stream error re-reads `/status`.
 ///   Interface names, URLs and reasons come from the network and the command line: they reach
 ///   the page only through `textContent`, never as markup (the policy's Trusted Types
 ///   directives make the browser refuse any HTML sink, should one ever be added).
 ///
 /// The Content-Security-Policy allows exactly the page's own `<style>` and `<script>`, by their
 /// SHA-256 hashes, computed here from the embedded text (a change of either needs nothing
-/// else), and lets the script talk only to this origin (`/status`, `/events`). Hashes rather
+/// else), and lets the script talk only to this origin (`/status`, `/changes`, `/events`). Hashes rather
 /// than a nonce: a nonce must be new on every response, and this response is made once.
 enum Page {
     static let style = String(decoding: PackageResources.page_css, as: UTF8.self)

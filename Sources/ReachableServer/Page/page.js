@@ -7,8 +7,13 @@
                          ["limited", "warn"], ["portal", "warn"], ["degraded", "warn"]]);
   const FAMILIES = [["ipv4", "IPv4"], ["ipv6", "IPv6"]];
   const ICON = { good: "#2ea043", bad: "#da3633", warn: "#d29922", idle: "#8b949e" };
+  const LEVEL = { good: "ok", warn: "warn", bad: "bad", idle: "idle" };
+  const RANK = { idle: 0, good: 1, warn: 2, bad: 3 };
+  const HOUR = 3600e3, KEEP = 100;
   const tone = (state) => TONES.get(state) || "idle";
-  let last = null, source = null, reading = false, retry = null;
+  // `history`: the changes known, oldest first, each {sequence, at (ms), iso, diff, doc (the
+  // document after it), note}; `base`: the document before the first of them.
+  let last = null, base = null, history = [], notes = [], source = null, reading = false, retry = null;
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -17,16 +22,18 @@
     return node;
   }
   function add(parent, ...children) { for (const c of children) if (c) parent.appendChild(c); return parent; }
-  function clock(iso) { const d = iso ? new Date(iso) : new Date(); return isNaN(d) ? "" : d.toLocaleTimeString(); }
-  // How long a state has held: "for 12 s", "for 3 min", "for 2 h 5 min", "for 4 d".
-  function lasting(iso) {
-    const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+  function clear(id) { const node = $(id); node.textContent = ""; return node; }
+  function clock(ms) { const d = new Date(ms); return isNaN(d) ? "" : d.toLocaleTimeString(); }
+  // How long a state has held: "12 s", "3 min", "2 h 5 min", "4 d".
+  function span(ms) {
+    const s = Math.max(0, Math.round(ms / 1000));
     if (!isFinite(s)) return "";
-    if (s < 60) return "for " + s + " s";
-    if (s < 3600) return "for " + Math.floor(s / 60) + " min";
-    if (s < 86400) return "for " + Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
-    return "for " + Math.floor(s / 86400) + " d";
+    if (s < 60) return s + " s";
+    if (s < 3600) return Math.floor(s / 60) + " min";
+    if (s < 86400) return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+    return Math.floor(s / 86400) + " d";
   }
+  const lasting = (iso) => { const ms = Date.now() - Date.parse(iso); return isFinite(ms) ? "for " + span(ms) : ""; };
   function since(iso) {
     const node = el("span", "", lasting(iso));
     node.dataset.since = iso;
@@ -38,8 +45,51 @@
     const on = Object.keys(doc.transport || {}).filter((k) => doc.transport[k]);
     return on.length ? on.join(" + ") : "none";
   }
+  // "refused: ECONNREFUSED: connection refused", "timeout", or "" — as reachd watch words it.
+  function why(x) { return x ? [x.reason, x.detail].filter((v) => v !== null && v !== undefined).join(": ") : ""; }
+  function whyNode(x) { const w = why(x); return w ? el("div", "detail why", w) : null; }
+
+  // ------------------------------------------------------------------ what is wrong
+
+  // Each thing failing, in words: "db unreachable (refused: ECONNREFUSED: connection refused)".
+  function problems(doc) {
+    const out = [], paren = (w) => (w ? " (" + w + ")" : "");
+    for (const t of doc.targets || []) {
+      if (t.state === "unreachable") out.push(t.name + " unreachable" + paren(why(t)));
+      else if (t.state === "reachable") {
+        for (const [key, label] of FAMILIES) {
+          const f = t[key];
+          if (f && f.state === "unreachable") out.push(t.name + " " + label + " unreachable" + paren(why(f)));
+        }
+      }
+    }
+    const c = doc.connectivity;
+    if (c && ["none", "limited", "portal"].includes(c.state)) out.push("connectivity " + c.state + paren(c.reason));
+    else if (c && c.state === "full") {
+      for (const [key, label] of FAMILIES) {
+        const f = c[key];
+        if (f && ["none", "limited", "portal"].includes(f.state)) out.push("connectivity " + label + " " + f.state + paren(why(f)));
+      }
+    }
+    const d = doc.dns;
+    if (d && d.state === "failing") out.push("DNS failing" + paren(d.reason));
+    else if (d && d.state === "degraded") {
+      const bad = (d.servers || []).filter((s) => s.state === "failing").map((s) => s.address + (s.reason ? " " + s.reason : ""));
+      out.push("DNS degraded" + paren(bad.join(", ")));
+    }
+    if (doc.targetsFile && doc.targetsFile.error) out.push("targets file not applied (" + doc.targetsFile.error + ")");
+    return out;
+  }
+  function level(doc) {
+    if (doc.state === "unreachable") return "bad";
+    if (doc.state !== "reachable") return "idle";
+    return problems(doc).length ? "warn" : "ok";
+  }
+
+  // ------------------------------------------------------------------ drawing the document
+
   // One line per family the document has (a family without addresses is null): its
-  // state, reason, and for a target the address probed and its interface.
+  // state, reason and detail, and for a target the address probed and its interface.
   function families(x, reasonTone) {
     const out = [];
     for (const [key, label] of FAMILIES) {
@@ -50,28 +100,31 @@
       line.dataset.family = key;
       if (f.address) add(line, el("span", "mono", f.address));
       if (f.interface) add(line, document.createTextNode(" via "), el("span", "mono", f.interface));
+      if (f.detail) add(line, document.createTextNode(" "), el("span", "why", f.detail));
       out.push(line);
     }
     return out;
   }
-  // How long a check has been in its state; nothing while it is off.
-  function lastingSince(x) { return x.since && x.state !== "disabled" ? add(el("div", "detail"), since(x.since)) : null; }
+  function lastingSince(x) { return x.since ? add(el("div", "detail"), since(x.since)) : null; }
   function degraded(x) { return x.degraded ? badge("degraded", "warn degraded") : null; }
   function flag(id, text, t) {
-    const span = $(id).lastElementChild;
-    span.textContent = text;
-    span.className = "big " + t;
+    const node = $(id).lastElementChild;
+    node.textContent = text;
+    node.className = "big " + t;
   }
 
   function render(doc) {
     const t = tone(doc.state);
     $("state").textContent = doc.state;
-    $("banner").dataset.tone = t;
+    $("banner").dataset.level = level(doc);
+    const wrong = doc.state === "reachable" || doc.state === "unreachable" ? problems(doc) : [];
+    $("problems").textContent = wrong.join(", ");
     $("summary").textContent = doc.state === "unknown" ? "waiting for the first reading"
-      : (doc.isReachable ? "via " + transports(doc) : "no usable route") + " · since " + clock(doc.stateSince || doc.changedAt);
-    document.title = doc.state + " · reachd";
+      : (doc.isReachable ? "via " + transports(doc) : "no usable route") + " · since " + clock(Date.parse(doc.stateSince || doc.changedAt));
+    document.title = doc.state + (wrong.length ? " (" + wrong.length + " failing)" : "") + " · reachd";
+    const iconTone = { ok: "good", warn: "warn", bad: "bad", idle: "idle" }[level(doc)];
     $("icon").href = "data:image/svg+xml," + encodeURIComponent(
-      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="' + ICON[t] + '"/></svg>');
+      '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="' + ICON[iconTone || t] + '"/></svg>');
     // A family that is off is red only while nothing is reachable: IPv4-only is normal.
     const known = doc.state !== "unknown", off = doc.isReachable ? "idle" : "bad";
     flag("ipv4", known ? (doc.ipv4 ? "✓ yes" : "✗ no") : "–", known ? (doc.ipv4 ? "good" : off) : "idle");
@@ -79,14 +132,23 @@
     flag("transport", transports(doc), transports(doc) === "none" ? "idle" : "good");
     flag("metered", doc.isDataMetered ? "metered" : "no", doc.isDataMetered ? "warn" : "idle");
 
+    // Checks that are off take one quiet line, not a card.
     const c = doc.connectivity || { state: "disabled", url: null };
-    const url = el("div", "detail clip", c.url || "no --connectivity-url");
+    const d = doc.dns || { state: "disabled", name: null, servers: [] };
+    const unchecked = [];
+    if (c.state === "disabled") unchecked.push("connectivity (no --connectivity-url)");
+    if (d.state === "disabled") unchecked.push("DNS (no --dns-check)");
+    $("off").hidden = !unchecked.length;
+    $("off").textContent = unchecked.length ? "Not checked: " + unchecked.join(" · ") : "";
+    $("connectivity-card").hidden = c.state === "disabled";
+    $("dns-card").hidden = d.state === "disabled";
+
+    const url = el("div", "detail clip", c.url || "");
     url.title = c.url || "";
     add(clear("connectivity"), el("span", "big " + tone(c.state), c.state), c.reason ? badge(c.reason, "warn") : null,
       degraded(c), url, lastingSince(c), ...families(c, "warn"));
 
-    const d = doc.dns || { state: "disabled", name: null, servers: [] };
-    const name = el("div", "detail clip", d.name || "no --dns-check");
+    const name = el("div", "detail clip", d.name || "");
     name.title = d.name || "";
     const dns = add(clear("dns"), el("span", "big " + tone(d.state), d.state), d.reason ? badge(d.reason, "bad") : null, name,
       lastingSince(d));
@@ -96,6 +158,15 @@
         ...(server.since ? [document.createTextNode(" "), since(server.since)] : [])));
     }
 
+    const file = $("targets-file");
+    file.hidden = !doc.targetsFile;
+    file.textContent = "";
+    if (doc.targetsFile) {
+      const f = doc.targetsFile;
+      add(file, document.createTextNode("from "), el("span", "mono", f.path),
+        document.createTextNode(f.appliedAt ? " · applied " + clock(Date.parse(f.appliedAt)) : ""));
+      if (f.error) add(file, el("div", "bad", "not applied: " + f.error));
+    }
     const targets = clear("targets");
     if (!(doc.targets || []).length) add(targets, el("div", "empty", "none configured (--target NAME=URL)"));
     for (const x of doc.targets || []) {
@@ -103,66 +174,265 @@
       if (x.interface) add(where, document.createTextNode(" via "), el("span", "mono", x.interface));
       if (x.since) add(where, document.createTextNode(" · "), since(x.since));
       add(targets, add(el("div", "row"), el("span", "name", x.name), badge(x.state),
-        x.reason ? badge(x.reason, "bad") : null, degraded(x), add(el("div", "detail"), el("span", "mono", x.url)), where,
-        ...families(x, "bad")));
+        x.reason ? badge(x.reason, "bad") : null, degraded(x), x.state === "unreachable" && !FAMILIES.some(([k]) => x[k] && x[k].detail === x.detail) ? whyNode({ detail: x.detail }) : null,
+        add(el("div", "detail"), el("span", "mono", x.url)), where, ...families(x, "bad")));
     }
 
+    // The interfaces that carry traffic first; those down without an address folded away.
     const interfaces = clear("interfaces");
-    if (!(doc.interfaces || []).length) add(interfaces, el("div", "empty", "none"));
-    // The interfaces that carry traffic first; the document's order otherwise.
+    const all = doc.interfaces || [];
+    const idle = (x) => !["up", "unknown", "dormant"].includes(x.operState) && !(x.addresses || []).length && !x.isDefaultRoute;
+    const shown = all.filter((x) => !idle(x)), folded = all.filter(idle);
+    if (!all.length) add(interfaces, el("div", "empty", "none"));
     const rank = (x) => (x.isDefaultRoute ? 2 : 0) + (x.operState === "up" ? 1 : 0);
-    for (const x of (doc.interfaces || []).slice().sort((a, b) => rank(b) - rank(a))) {
+    for (const x of shown.slice().sort((a, b) => rank(b) - rank(a))) {
       add(interfaces, add(el("div", "row"), el("span", "name", x.name), badge(x.operState, tone(x.operState)),
         x.isDefaultRoute ? badge("default route", "good") : null,
         el("div", "detail", [x.kind, x.transport].filter(Boolean).join(" · ")),
         add(el("div", "detail"), el("span", "mono", (x.addresses || []).join(", ") || "no addresses"))));
     }
+    if (folded.length) {
+      const more = add(el("details", "folded"), el("summary", "", folded.length + " down without addresses"));
+      more.id = "folded";
+      add(interfaces, add(more, el("div", "mono", folded.map((x) => x.name).join(", "))));
+    }
     $("footer").textContent = "sequence " + doc.sequence + " · changed at " + doc.changedAt;
   }
-  function clear(id) { const node = $(id); node.textContent = ""; return node; }
 
-  function byName(list) { const map = new Map(); for (const x of list || []) map.set(x.name, x); return map; }
-  function describe(a, b) {
-    const out = [];
-    if (a.state !== b.state) out.push(a.state + " → " + b.state);
-    for (const f of ["ipv4", "ipv6"]) if (a[f] !== b[f]) out.push(f.replace("ip", "IP") + (b[f] ? " on" : " off"));
-    if (transports(a) !== transports(b)) out.push("transport " + transports(b));
-    if (a.isDataMetered !== b.isDataMetered) out.push(b.isDataMetered ? "metered" : "not metered");
-    const ia = byName(a.interfaces), ib = byName(b.interfaces);
-    for (const [name, x] of ib) {
-      const y = ia.get(name);
-      if (!y) { out.push(name + " appeared"); continue; }
-      if (y.operState !== x.operState) out.push(name + " " + x.operState);
-      if (y.isDefaultRoute !== x.isDefaultRoute) out.push(name + (x.isDefaultRoute ? " default route" : " lost default route"));
-      if ((y.addresses || []).join() !== (x.addresses || []).join()) out.push(name + " addresses");
+  // ------------------------------------------------------------------ the diff, as reachd's
+
+  // The same rules as reachd's DocumentDiff: objects member by member, arrays whose entries all
+  // have a distinct `name` (or `address`) entry by entry, anything else whole; bookkeeping left out.
+  const EXCLUDED = new Set(["sequence", "changedAt", "stateSince", "since"]);
+  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  const own = (o, k) => (isObject(o) && Object.hasOwn(o, k) ? o[k] : null);
+  function namedBy(entries, key) {
+    const map = new Map();
+    for (const e of entries) {
+      const name = own(e, key);
+      if (typeof name !== "string" || map.has(name)) return null;
+      map.set(name, e);
     }
-    for (const name of ia.keys()) if (!ib.has(name)) out.push(name + " gone");
-    const ta = byName(a.targets);
-    for (const [name, x] of byName(b.targets)) {
-      const y = ta.get(name);
-      if (!y || y.state !== x.state || y.reason !== x.reason) out.push(name + " " + x.state + (x.reason ? " (" + x.reason + ")" : ""));
-      else if (!!y.degraded !== !!x.degraded) out.push(name + (x.degraded ? " degraded" : " no longer degraded"));
-    }
-    const ca = a.connectivity || {}, cb = b.connectivity || {};
-    if (ca.state !== cb.state || ca.reason !== cb.reason) out.push("connectivity " + cb.state + (cb.reason ? " (" + cb.reason + ")" : ""));
-    else if (!!ca.degraded !== !!cb.degraded) out.push("connectivity" + (cb.degraded ? " degraded" : " no longer degraded"));
-    const dnsA = a.dns || {}, dnsB = b.dns || {};
-    if (dnsA.state !== dnsB.state || dnsA.reason !== dnsB.reason) out.push("dns " + dnsB.state + (dnsB.reason ? " (" + dnsB.reason + ")" : ""));
-    const servers = new Map((dnsA.servers || []).map((x) => [x.address, x]));
-    for (const x of dnsB.servers || []) {
-      const y = servers.get(x.address);
-      if (!y || y.state !== x.state || y.reason !== x.reason) out.push("dns " + x.address + " " + x.state + (x.reason ? " (" + x.reason + ")" : ""));
-    }
-    return out.length ? out.join(" · ") : "updated";
+    return map;
   }
-  function note(doc, text, t) {
-    const list = $("changes");
-    const item = el("li");
-    item.dataset.tone = t;
-    list.insertBefore(add(item, el("time", "", clock(doc ? doc.changedAt : null)),
-      el("span", "seq", doc ? "#" + doc.sequence : ""), el("span", "", text)), list.firstChild);
-    while (list.children.length > 100) list.removeChild(list.lastChild);
+  function diff(a, b, path = [], out = []) {
+    if (isObject(a) && isObject(b)) {
+      for (const k of Object.keys(b)) if (!EXCLUDED.has(k)) diff(own(a, k), b[k], path.concat(k), out);
+      for (const k of Object.keys(a)) if (!EXCLUDED.has(k) && !Object.hasOwn(b, k)) out.push({ path: path.concat(k), from: a[k], to: null });
+    } else if (Array.isArray(a) && Array.isArray(b)) {
+      for (const key of ["name", "address"]) {
+        const na = namedBy(a, key), nb = namedBy(b, key);
+        if (!na || !nb) continue;
+        for (const [name, v] of na) diff(v, nb.has(name) ? nb.get(name) : null, path.concat(name), out);
+        for (const [name, v] of nb) if (!na.has(name)) out.push({ path: path.concat(name), from: null, to: v });
+        return out;
+      }
+      if (!same(a, b)) out.push({ path, from: a, to: b });
+    } else if (!same(a, b)) out.push({ path, from: a, to: b });
+    return out;
   }
+  // The entry of a named array, or a member.
+  function child(x, part) {
+    if (Array.isArray(x)) return x.find((e) => own(e, "name") === part || own(e, "address") === part) || null;
+    return own(x, part);
+  }
+  function at(doc, path) { let x = doc; for (const p of path) { x = child(x, p); if (x === null) return null; } return x; }
+  // A server's dotted `field` as path parts: a name may hold dots (`eth0.100`, `198.18.0.1`), so
+  // the entry of a named array is the longest run of parts that names one in `doc`.
+  function parse(field, change, doc) {
+    const parts = field.split(".");
+    const n = parts[0] === "dns" && parts[1] === "servers" ? 2 : ["targets", "interfaces"].includes(parts[0]) ? 1 : 0;
+    if (!n || parts.length <= n + 1) return parts;
+    const head = parts.slice(0, n), rest = parts.slice(n), whole = rest.join(".");
+    const entry = isObject(change.to) ? change.to : change.from;
+    if (isObject(entry) && (own(entry, "name") === whole || own(entry, "address") === whole)) return head.concat(whole);
+    for (let i = rest.length; i > 1; i--) {
+      if (child(at(doc, head), rest.slice(0, i).join(".")) !== null) return head.concat(rest.slice(0, i).join("."), rest.slice(i));
+    }
+    return parts;
+  }
+  // `doc` as it was before `changes`: each entry's `from` put back.
+  function undo(doc, changes) {
+    const before = structuredClone(doc);
+    for (const c of changes.slice().reverse()) {
+      if (!c.path.length) return structuredClone(c.from);
+      const parent = at(before, c.path.slice(0, -1)), key = c.path[c.path.length - 1];
+      if (Array.isArray(parent)) {
+        const i = parent.findIndex((e) => own(e, "name") === key || own(e, "address") === key);
+        if (c.from === null) { if (i >= 0) parent.splice(i, 1); } else if (i >= 0) parent[i] = c.from; else parent.push(c.from);
+      } else if (isObject(parent)) parent[key] = c.from;
+    }
+    return before;
+  }
+
+  // A diff in words, one line per thing, as `reachd watch` prints it: a state's line carries
+  // the reason and detail beside it in the new document.
+  function word(v) {
+    if (v === null || v === undefined) return "none";
+    if (Array.isArray(v)) return "[" + v.map(word).join(", ") + "]";
+    return isObject(v) ? JSON.stringify(v) : String(v);
+  }
+  function label(path) {
+    if (!path.length) return "network";
+    if (path[0] === "targets" && path.length > 1) return ["target"].concat(path.slice(1)).join(" ");
+    if (path[0] === "interfaces" && path.length > 1) return ["interface"].concat(path.slice(1)).join(" ");
+    if (path[0] === "dns" && path[1] === "servers" && path.length > 2) return ["nameserver"].concat(path.slice(2)).join(" ");
+    return path.join(" ");
+  }
+  function because(subject, doc) {
+    const parts = ["reason", "detail"].map((k) => at(doc, subject.concat(k))).filter((v) => v !== null).map(word);
+    return parts.length ? " (" + parts.join(": ") + ")" : "";
+  }
+  // Each line with its tone: that of the state the thing went to, so a target going
+  // unreachable is red whatever the network's state.
+  function lines(changes, doc) {
+    const key = (p) => JSON.stringify(p);
+    const stateSubjects = new Set(changes.filter((c) => c.path[c.path.length - 1] === "state").map((c) => key(c.path.slice(0, -1))));
+    const explained = new Set(), out = [];
+    for (const c of changes) {
+      const subject = c.path.slice(0, -1), leaf = c.path[c.path.length - 1] || "";
+      if ((c.from === null && isObject(c.to)) || (isObject(c.from) && c.to === null)) {
+        out.push(isObject(c.to) ? [label(c.path) + " added" + (Object.hasOwn(c.to, "state") ? ": " + word(c.to.state) : ""), tone(c.to.state)]
+          : [label(c.path) + " removed", "idle"]);
+      } else if (leaf === "state") {
+        out.push([label(subject) + ": " + word(c.from) + " → " + word(c.to) + because(subject, doc), tone(c.to)]);
+      } else if ((leaf === "reason" || leaf === "detail") && at(doc, subject.concat("state")) !== null) {
+        if (stateSubjects.has(key(subject)) || explained.has(key(subject))) continue;
+        explained.add(key(subject));
+        const state = at(doc, subject.concat("state"));
+        out.push([label(subject) + ": still " + word(state) + because(subject, doc), tone(state)]);
+      } else if (leaf === "isReachable" && !subject.length && stateSubjects.has(key([]))) {
+        continue;
+      } else {
+        const t = leaf === "degraded" ? (c.to ? "warn" : "good") : "idle";
+        out.push([(subject.length ? label(subject) + " " + leaf : leaf) + ": " + word(c.from) + " → " + word(c.to), t]);
+      }
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------------ the changes and timelines
+
+  function drawChanges() {
+    const list = clear("changes");
+    const rows = history.filter((h) => h.diff.length || h.note).concat(notes).sort((a, b) => b.order - a.order);
+    for (const h of rows.slice(0, KEEP)) {
+      const item = el("li"), time = el("time", "", clock(h.at));
+      time.dateTime = h.iso || "";
+      time.title = h.iso || "";
+      const what = el("span", "what");
+      let worst = h.tone || "idle";
+      if (h.note) add(what, el("div", "", h.note));
+      for (const [text, t] of h.diff ? lines(h.diff, h.doc) : []) {
+        add(what, el("div", "", text));
+        if (RANK[t] > RANK[worst]) worst = t;
+      }
+      item.dataset.tone = worst;
+      list.appendChild(add(item, time, el("span", "seq", h.sequence !== undefined ? "#" + h.sequence : ""), what));
+    }
+  }
+
+  // A strip per part: its state over the last hour, from the documents the changes make. Each
+  // is [data-timeline, label, its state in a document, its `since` in a document].
+  function strips(doc) {
+    const out = [["route", "network", (d) => d.state, (d) => d.stateSince]];
+    const part = (key) => (d) => (isObject(d[key]) ? d[key] : {});
+    if (doc.connectivity && doc.connectivity.state !== "disabled") {
+      out.push(["connectivity", "connectivity", (d) => part("connectivity")(d).state || null, (d) => part("connectivity")(d).since]);
+    }
+    if (doc.dns && doc.dns.state !== "disabled") out.push(["dns", "DNS", (d) => part("dns")(d).state || null, (d) => part("dns")(d).since]);
+    for (const t of doc.targets || []) {
+      const of = (d) => child(d.targets || [], t.name) || {};
+      out.push(["target:" + t.name, t.name, (d) => of(d).state || null, (d) => of(d).since]);
+    }
+    return out;
+  }
+  // From when the record holds: the oldest change known, or the oldest `since` of the document
+  // (every part has held its state at least that long).
+  function knownFrom(doc) {
+    const times = [history.length ? history[0].at : Infinity, Date.parse(doc.stateSince),
+      Date.parse((doc.connectivity || {}).since), Date.parse((doc.dns || {}).since)];
+    for (const t of doc.targets || []) times.push(Date.parse(t.since));
+    return Math.min(...times.filter(isFinite));
+  }
+  function drawTimelines() {
+    if (!last) return;
+    // The last hour, or less when the record is younger (a reachd just started): the strips
+    // then span what is known (at least 10 s), and the axis says from when.
+    const now = Date.now(), from = knownFrom(last);
+    const start = Math.min(now - 10e3, Math.max(now - HOUR, from)), width = now - start;
+    $("axis-start").textContent = now - start >= HOUR - 1000 ? "60 min ago" : clock(start);
+    $("axis-middle").textContent = span(width / 2) + " ago";
+    const box = clear("timelines");
+    const first = history.length ? history[0].at : now;
+    for (const [name, title, get, sinceOf] of strips(last)) {
+      // Runs of one state: [value, start]. The first is the base document's: it has held since
+      // its `since` when that is older than the record (a `since` the record does not restore,
+      // being newer, is not the base's), else since the record began.
+      const held = Date.parse(sinceOf(base));
+      const runs = [[get(base), isFinite(held) && held <= first ? held : from]];
+      for (const h of history) {
+        const v = get(h.doc);
+        if (v !== runs[runs.length - 1][0]) runs.push([v, h.at]);
+      }
+      const strip = el("div");
+      strip.dataset.timeline = name;
+      strip.setAttribute("role", "img");
+      const said = [];
+      runs.forEach(([v, begin], i) => {
+        const end = i + 1 < runs.length ? runs[i + 1][1] : now;
+        if (v === null || end <= start) return;
+        const a = Math.max(begin, start);
+        const seg = el("span", tone(v));
+        seg.dataset.state = v;
+        seg.style.left = ((a - start) / width) * 100 + "%";
+        seg.style.width = Math.max(0.3, ((end - a) / width) * 100) + "%";
+        seg.title = v + " · " + clock(begin) + " – " + (i + 1 < runs.length ? clock(end) : "now") + " (" + span(end - begin) + ")";
+        said.push(seg.title);
+        strip.appendChild(seg);
+      });
+      strip.setAttribute("aria-label", title + ", since " + clock(start) + ": " + (said.join("; ") || "no record"));
+      strip.title = said.length ? "" : "no record";
+      const now_ = get(last);
+      add(box, add(el("div", "line"), add(el("span", "label", title + " "), el("span", "now", now_)), strip));
+    }
+  }
+  function remember(entry) { history.push(entry); trim(); }
+  // The last hour, and at least the last KEEP changes for the list.
+  function trim() {
+    const cut = Date.now() - HOUR;
+    while (history.length > KEEP && history[0].at < cut) base = history.shift().doc;
+  }
+  let order = 0;
+  function note(text, t, sequence) { notes.push({ note: text, tone: t, at: Date.now(), iso: new Date().toISOString(), sequence, order: ++order }); notes = notes.slice(-KEEP); }
+
+  // What happened before the page was opened: reachd's `/changes` (an older reachd answers 404:
+  // then the record starts now). Only changes up to `doc` count; later ones come as events.
+  function readHistory(doc) {
+    return fetch("changes", { cache: "no-store", headers: { Accept: "application/json" } })
+      .then((r) => (r.ok ? r.json() : { changes: [] }))
+      .then((body) => {
+        const kept = (body && Array.isArray(body.changes) ? body.changes : [])
+          .filter((c) => isObject(c) && Array.isArray(c.diff) && typeof c.sequence === "number" && c.sequence <= doc.sequence);
+        // Walk back from the document: each change's document is the one after it.
+        let after = doc;
+        const entries = [];
+        for (let i = kept.length - 1; i >= 0; i--) {
+          const c = kept[i];
+          const diff_ = c.diff.filter((d) => isObject(d) && typeof d.field === "string")
+            .map((d) => ({ path: parse(d.field, d, after), from: d.from === undefined ? null : d.from, to: d.to === undefined ? null : d.to }));
+          entries.unshift({ sequence: c.sequence, at: Date.parse(c.changedAt), iso: c.changedAt, diff: diff_, doc: after });
+          after = undo(after, diff_);
+        }
+        for (const e of entries) e.order = ++order;
+        base = after;
+        history = entries.concat(history);
+        trim();
+      }, () => {});
+  }
+
+  // ------------------------------------------------------------------ following reachd
 
   // The newest document wins: a re-read that comes back after a newer event is dropped,
   // unless the server restarted (its sequence starts again, its changedAt is later).
@@ -171,18 +441,31 @@
     if (!doc || typeof doc.state !== "string") return;
     if (last && doc.sequence === last.sequence && doc.changedAt === last.changedAt) return;
     if (last && doc.sequence < last.sequence && !(Date.parse(doc.changedAt) > Date.parse(last.changedAt))) return;
-    if (!last) note(null, "opened: " + doc.state, tone(doc.state));
-    else if (doc.sequence <= last.sequence) note(doc, "reachd restarted: " + doc.state, tone(doc.state));
-    else note(doc, describe(last, doc) + (missed > 0 ? " (" + missed + " missed)" : ""), tone(doc.state));
+    const restarted = last && doc.sequence <= last.sequence;
+    remember({ sequence: doc.sequence, at: Date.parse(doc.changedAt) || Date.now(), iso: doc.changedAt, diff: diff(last, doc), doc,
+      note: restarted ? "reachd restarted: " + doc.state : missed > 0 ? missed + " changes missed, folded into this one" : null,
+      tone: restarted ? tone(doc.state) : "idle", order: ++order });
     last = doc;
     render(doc);
+    drawChanges();
+    drawTimelines();
+  }
+  function open(doc) {
+    last = doc;
+    base = doc;
+    return readHistory(doc).then(() => {
+      note("opened: " + doc.state, tone(doc.state), doc.sequence);
+      render(doc);
+      drawChanges();
+      drawTimelines();
+    });
   }
   function read() {
     if (reading) return Promise.resolve();
     reading = true;
     return fetch("status", { cache: "no-store", headers: { Accept: "application/json" } })
       .then((r) => { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
-      .then((doc) => accept(doc, 0), () => {})
+      .then((doc) => (last || !doc || typeof doc.state !== "string" ? accept(doc, 0) : open(doc)), () => {})
       .finally(() => { reading = false; });
   }
   function stream(text, t) {
@@ -198,10 +481,10 @@
       stream("live", "good");
       let doc;
       try { doc = JSON.parse(e.data); } catch (_) { read(); return; }
+      if (!last) { read(); return; }
       const id = Number(e.lastEventId);
-      const gap = last && isFinite(id) && id > last.sequence + 1 && doc.changedAt >= last.changedAt;
+      const gap = isFinite(id) && id > last.sequence + 1 && doc.changedAt >= last.changedAt;
       accept(doc, gap ? id - last.sequence - 1 : 0);
-      if (gap) read();
     });
     source.onerror = () => {
       if (source.readyState === EventSource.CLOSED) {
@@ -216,9 +499,8 @@
     };
   }
   setInterval(() => {
-    for (const node of document.querySelectorAll("[data-since]")) {
-      node.textContent = lasting(node.dataset.since);
-    }
+    for (const node of document.querySelectorAll("[data-since]")) node.textContent = lasting(node.dataset.since);
   }, 5000);
+  setInterval(drawTimelines, 20000);
   read().finally(follow);
 })();
