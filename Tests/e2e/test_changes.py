@@ -206,3 +206,46 @@ def test_watch_prints_a_target_flip_and_says_when_the_server_restarted():
             watch.wait()
         server.terminate(signal.SIGKILL)
         listener.close()
+
+
+def test_a_targets_file_reload_is_exactly_its_diffs_in_order(tmp_path):
+    """A refused read, then a good one adding a target: two changes, in order, each holding only
+    what it changed (targets are host:// literals on loopback: nothing is resolved or sent)."""
+    path = tmp_path / "targets"
+    path.write_text("a=host://127.0.0.1\n")
+    server = Reachd("--targets-file", str(path), "--target-interval", "60", *UNREACHABLE)
+    try:
+        server.wait_ready()
+        first = wait_until(lambda: (d := get_status(server.port))["targets"][0]["state"] != "unknown" and d,
+                           timeout=10, message="target a probed")
+
+        def replace(text: str) -> None:
+            temporary = tmp_path / ".targets.new"
+            temporary.write_text(text)
+            os.replace(temporary, path)
+
+        replace("a=host://127.0.0.1\noops\n")
+        refused = wait_until(lambda: (d := get_status(server.port))["targetsFile"]["error"] and d,
+                             timeout=10, message="the refusal in the document")
+        replace("a=host://127.0.0.1\nb=host://[::1]\n")
+        applied = wait_until(
+            lambda: (d := get_status(server.port))["targetsFile"]["error"] is None and len(d["targets"]) == 2 and d,
+            timeout=10, message="the good file applied")
+
+        assert refused["sequence"] == first["sequence"] + 1, (first["sequence"], refused["sequence"])
+        assert change_with(server, refused["sequence"])["diff"] == [
+            {"field": "targetsFile.error", "from": None, "to": refused["targetsFile"]["error"]}]
+        # The reload's own change (b's first probe may follow at once, as a change of its own).
+        reload = wait_until(
+            lambda: next((c for c in changes(server) if any(e["field"] == "targets.b" for e in c["diff"])), None),
+            timeout=10, message="the change that added b")
+        assert refused["sequence"] < reload["sequence"] <= applied["sequence"]
+        fields = {entry["field"]: entry for entry in reload["diff"]}
+        added = fields["targets.b"]
+        assert added["from"] is None and added["to"]["name"] == "b" and added["to"]["url"] == "host://[::1]", reload
+        assert fields["targetsFile.error"]["to"] is None and "targetsFile.appliedAt" in fields, reload
+        assert not any(field.startswith("targets.a") for field in fields), "target a was kept as it was"
+        sequences = [c["sequence"] for c in changes(server)]
+        assert sequences == sorted(sequences), sequences
+    finally:
+        server.terminate()
