@@ -47,7 +47,7 @@ struct WatchCommand: AsyncParsableCommand {
             let next = pause.map { min($0 * 2, Self.longestPause) } ?? min(retry, Self.longestPause)
             pause = next
             Self.say(
-                "reconnecting in \(Self.seconds(next)) s" + (reader.lastEventID.map { " (Last-Event-ID: \($0))" } ?? "")
+                "reconnecting in \(next.secondsText) s" + (reader.lastEventID.map { " (Last-Event-ID: \($0))" } ?? "")
             )
             try await Task.sleep(for: next)
         }
@@ -84,12 +84,5 @@ struct WatchCommand: AsyncParsableCommand {
     /// A note on stderr, so stdout keeps one line per change.
     private static func say(_ text: String) {
         Output.write("reachd watch: \(text)\n", to: 2)
-    }
-
-    /// `2`, `0.5`: how a person writes a pause.
-    private static func seconds(_ duration: Duration) -> String {
-        let (whole, attoseconds) = duration.components
-        let milliseconds = attoseconds / 1_000_000_000_000_000
-        return milliseconds == 0 ? "\(whole)" : "\(Double(whole) + Double(milliseconds) / 1000)"
     }
 }

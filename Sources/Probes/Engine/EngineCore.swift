@@ -164,7 +164,7 @@ final class EngineCore: @unchecked Sendable {
             var timeout = Int32.max
             let wakeUps = [resolver.nextWakeUp(now: now), nameservers.nextWakeUp(now: now), timersDueFrom]
             if let wakeUp = wakeUps.compactMap({ $0 }).min() {
-                timeout = Int32(clamping: max(0, (wakeUp - now).milliseconds))
+                timeout = Int32(clamping: max(0, (wakeUp - now).roundedUpMilliseconds))
             }
             let count = UInt32(descriptors.count)
             let polled = descriptors.withUnsafeMutableBufferPointer { buffer in

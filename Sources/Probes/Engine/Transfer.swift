@@ -44,7 +44,7 @@ final class Transfer {
         // this handle's only URL. A literal needs no resolver, so curl never asks DNS itself.
         connectTo = reachd_curl_slist_append(nil, "::\(job.address.urlHost):\(port)")
         guard connectTo != nil else { throw TransferSetupError("curl_slist_append failed") }
-        let remaining = max(1, (job.deadline - .now).milliseconds)
+        let remaining = max(1, (job.deadline - .now).roundedUpMilliseconds)
         try set(CURLOPT_URL, url)
         try set(CURLOPT_CONNECT_TO, slist: connectTo)
         // Total time, connect and TLS included. curl's default connect timeout (300 s) is longer.

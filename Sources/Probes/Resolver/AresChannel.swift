@@ -22,7 +22,7 @@ final class AresChannel {
         var mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_RESOLVCONF | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES
         options.sock_state_cb = Self.socketStateCallback
         options.sock_state_cb_data = Unmanaged.passUnretained(self).toOpaque()
-        options.timeout = Int32(clamping: configuration.attemptTimeout.milliseconds)
+        options.timeout = Int32(clamping: configuration.attemptTimeout.roundedUpMilliseconds)
         options.tries = Int32(clamping: max(1, configuration.attempts))
         if let port = configuration.serverPort {
             mask |= ARES_OPT_UDP_PORT | ARES_OPT_TCP_PORT
@@ -49,7 +49,7 @@ final class AresChannel {
         var mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_FLAGS
         options.sock_state_cb = Self.socketStateCallback
         options.sock_state_cb_data = Unmanaged.passUnretained(self).toOpaque()
-        options.timeout = Int32(clamping: timeout.milliseconds)
+        options.timeout = Int32(clamping: timeout.roundedUpMilliseconds)
         options.tries = 1
         options.flags = ARES_FLAG_NOCHECKRESP | ARES_FLAG_NOSEARCH
         if let port {
@@ -186,13 +186,4 @@ final class AresChannel {
 public struct ResolverError: Error, Sendable, CustomStringConvertible {
     public var description: String
     init(_ description: String) { self.description = description }
-}
-
-extension Duration {
-    /// Whole milliseconds, rounded up so a short wait never becomes a busy loop of zero timeouts.
-    var milliseconds: Int64 {
-        guard self > .zero else { return 0 }
-        let (seconds, attoseconds) = components
-        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-    }
 }

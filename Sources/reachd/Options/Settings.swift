@@ -190,12 +190,12 @@ enum Settings {
 
     static let targetInterval = Setting<Double>(
         "target-interval", "Seconds between probes of a target while nothing changes",
-        default: seconds(ProbeConfiguration().targetInterval), seconds: 0.1...86_400
+        default: ProbeConfiguration().targetInterval.inSeconds, seconds: 0.1...86_400
     )
 
     static let targetTimeout = Setting<Double>(
         "target-timeout", "Seconds a probe may take, name resolution included",
-        default: seconds(ProbeConfiguration().targetTimeout), seconds: 0.01...86_400
+        default: ProbeConfiguration().targetTimeout.inSeconds, seconds: 0.01...86_400
     )
 
     static let targetFailures = Setting<Int>(
@@ -237,12 +237,12 @@ enum Settings {
     static let connectivityInterval = Setting<Double>(
         "connectivity-interval",
         "Seconds between checks while connectivity is full; otherwise from 1 s, doubling up to this",
-        default: seconds(ProbeConfiguration().connectivityInterval), seconds: 0.1...86_400
+        default: ProbeConfiguration().connectivityInterval.inSeconds, seconds: 0.1...86_400
     )
 
     static let connectivityTimeout = Setting<Double>(
         "connectivity-timeout", "Seconds a connectivity check may take",
-        default: seconds(ProbeConfiguration().connectivityTimeout), seconds: 0.01...86_400
+        default: ProbeConfiguration().connectivityTimeout.inSeconds, seconds: 0.01...86_400
     )
 
     // MARK: DNS: each nameserver of resolv.conf asked on its own (off unless given)
@@ -265,12 +265,12 @@ enum Settings {
 
     static let dnsInterval = Setting<Double>(
         "dns-interval", "Seconds between queries to each nameserver while nothing changes",
-        default: seconds(ProbeConfiguration().dnsInterval), seconds: 0.1...86_400
+        default: ProbeConfiguration().dnsInterval.inSeconds, seconds: 0.1...86_400
     )
 
     static let dnsTimeout = Setting<Double>(
         "dns-timeout", "Seconds a nameserver has to answer",
-        default: seconds(ProbeConfiguration().dnsTimeout), seconds: 0.01...86_400
+        default: ProbeConfiguration().dnsTimeout.inSeconds, seconds: 0.01...86_400
     )
 
     static let dnsFailures = Setting<Int>(
@@ -285,12 +285,6 @@ enum Settings {
     )
 
     static let logFormat = Setting<LogFormat>("log-format", "Log format", default: .text)
-
-    /// `Duration` to the seconds an option takes.
-    static func seconds(_ duration: Duration) -> Double {
-        let (whole, attoseconds) = duration.components
-        return Double(whole) + Double(attoseconds) / 1e18
-    }
 
     @Sendable private static func ipAddress(_ text: String) -> String? {
         IPAddress(text) == nil ? nil : text
