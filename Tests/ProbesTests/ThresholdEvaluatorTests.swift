@@ -114,13 +114,18 @@ import Testing
 
     @Test func sinceMovesOnlyWhenTheStateChanges() {
         let start = Date(timeIntervalSince1970: 0)
-        var evaluation = ConnectivityEvaluation(state: .unknown, reason: nil, since: start)
-        evaluation = ConnectivityEvaluator.next(after: evaluation, outcome: .failed(.timeout), at: start + 1)
-        #expect(evaluation == ConnectivityEvaluation(state: .limited, reason: .timeout, since: start + 1))
-        evaluation = ConnectivityEvaluator.next(after: evaluation, outcome: .failed(.dns), at: start + 2)
-        #expect(evaluation == ConnectivityEvaluation(state: .limited, reason: .dns, since: start + 1))
-        evaluation = ConnectivityEvaluator.next(after: evaluation, outcome: Self.answer(204), at: start + 3)
-        #expect(evaluation == ConnectivityEvaluation(state: .full, reason: nil, since: start + 3))
+        var status = ConnectivityStatus(state: .unknown, url: "http://check.test/", since: start)
+        func check(_ outcome: ProbeOutcome, at now: Date) {
+            let (state, reason) = ConnectivityEvaluator.classify(outcome)
+            status.ipv4 = ConnectivityFamilyStatus(state: state, reason: reason)
+            status.deriveOverall(withoutFamilies: (.unknown, nil), at: now)
+        }
+        check(.failed(.timeout), at: start + 1)
+        #expect((status.state, status.reason, status.since) == (.limited, .timeout, start + 1))
+        check(.failed(.dns), at: start + 2)
+        #expect((status.state, status.reason, status.since) == (.limited, .dns, start + 1), "reason moves, since not")
+        check(Self.answer(204), at: start + 3)
+        #expect((status.state, status.reason, status.since) == (.full, nil, start + 3))
     }
 
     @Test func backoffDoublesFromOneSecondUpToTheIntervalWhileNotFull() {

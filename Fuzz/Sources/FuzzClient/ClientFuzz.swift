@@ -40,11 +40,14 @@ enum ClientFuzz {
         var events = EventStreamReader()
         var found: [String] = []
         var stream: [UInt8] = []
+        var diffs = WatchLines()
+        diffs.streamOpened()
         while let chunk = try reader.readChunk() {
             stream += chunk
             for data in events.feed(chunk) {
                 found.append(data)
                 show(Array(data.utf8))
+                printDiff(Array(data.utf8), with: &diffs)
             }
         }
         var whole = EventStreamReader()
@@ -56,6 +59,21 @@ enum ClientFuzz {
             inPieces += cut.feed(Array(stream[start..<min(stream.count, start + piece)]))
         }
         require(inPieces == inOnePiece, "pieces of \(piece) bytes changed the events: \(inPieces) vs \(inOnePiece)")
+    }
+
+    /// `reachd watch`'s diff lines: the document read as a JSON tree (the diff's own parser, which
+    /// must refuse or read anything a server sends) and compared with the one before. A tree it
+    /// read is written back and read again as the same tree.
+    private static func printDiff(_ body: [UInt8], with diffs: inout WatchLines) {
+        guard let document = try? JSONValue(parsing: body) else { return }
+        let again = try? JSONValue(parsing: document.jsonText)
+        require(again == document, "a JSON tree does not survive its own writer: \(document.jsonText)")
+        guard let status = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(body)) else { return }
+        for line in diffs.lines(for: status, document: document) {
+            require(
+                !line.unicodeScalars.contains { $0.value < 0x20 || ($0.value >= 0x7F && $0.value < 0xA0) },
+                "a diff line holds a control character: \(line.debugDescription)")
+        }
     }
 
     /// `reachd status` (or one line of `watch`): the document decoded and printed.

@@ -1,20 +1,4 @@
-public import FoundationEssentials
 public import Reachable
-
-/// What the document says about connectivity.
-public struct ConnectivityEvaluation: Sendable, Equatable {
-    public var state: ConnectivityStatus.State
-    /// `nil` unless `state` is `limited`.
-    public var reason: ProbeFailureReason?
-    /// When `state` last changed.
-    public var since: Date
-
-    public init(state: ConnectivityStatus.State, reason: ProbeFailureReason?, since: Date) {
-        self.state = state
-        self.reason = reason
-        self.since = since
-    }
-}
 
 /// Classifies one connectivity check the way NetworkManager and Android do. Pure.
 ///
@@ -39,14 +23,5 @@ public enum ConnectivityEvaluator {
         if (200...299).contains(status), outcome.bodyPrefixMatched == true { return (.full, nil) }
         if (200...399).contains(status) { return (.portal, nil) }
         return (.limited, .httpStatus)
-    }
-
-    /// The next evaluation; `since` moves only when the state changes.
-    public static func next(
-        after previous: ConnectivityEvaluation, outcome: ProbeOutcome, at now: Date
-    ) -> ConnectivityEvaluation {
-        let (state, reason) = classify(outcome)
-        return ConnectivityEvaluation(
-            state: state, reason: reason, since: state == previous.state ? previous.since : now)
     }
 }

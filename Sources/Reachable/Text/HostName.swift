@@ -1,6 +1,10 @@
 /// The syntax of a DNS host name — one rule for every module: target hosts, `--dns-check`, the
 /// `Host` header's names.
 package enum HostName {
+    /// What `isValid` accepts, as a refusal says it (`--dns-check`).
+    package static let rule =
+        "must be a DNS name: dot-separated labels of 1-63 letters, digits, '-' or '_', at most 253 characters, optionally one trailing dot"
+
     /// Labels of 1–63 ASCII letters, digits, `-` or `_` (service names such as `_dns._udp` exist),
     /// at most 253 characters without one optional trailing dot (RFC 1035's 255 octets on the wire,
     /// in its text form).

@@ -251,14 +251,14 @@ enum Settings {
     static let dnsCheck = Setting<String>(
         "dns-check",
         "A name, such as kubernetes.default.svc.cluster.local., that each nameserver of /etc/resolv.conf is asked for separately (its A record, exactly as given: no search list)",
-        default: "", defaultText: "none", invalid: DNSName.rule,
+        default: "", defaultText: "none", invalid: HostName.rule,
         // An empty variable is unset, as for every option; an empty flag is a name that is not one.
         reasoning: { text throws(InvalidValue) in
-            guard text.isEmpty || DNSName.isValid(text) else { throw InvalidValue(description: DNSName.rule) }
+            guard text.isEmpty || HostName.isValid(text) else { throw InvalidValue(description: HostName.rule) }
             return text
         },
         eachFlag: { text throws(InvalidValue) in
-            guard DNSName.isValid(text) else { throw InvalidValue(description: DNSName.rule) }
+            guard HostName.isValid(text) else { throw InvalidValue(description: HostName.rule) }
             return text
         }
     )
