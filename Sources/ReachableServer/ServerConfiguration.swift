@@ -1,3 +1,5 @@
+public import Reachable
+
 /// How the HTTP side of reachd behaves. Defaults are what `reachd` serves.
 public struct ServerConfiguration: Sendable {
     public var host: String = "0.0.0.0"

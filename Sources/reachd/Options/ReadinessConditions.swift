@@ -1,5 +1,6 @@
 import ArgumentParser
 import Probes
+import Reachable
 import ReachableServer
 
 extension ProbeConfiguration {

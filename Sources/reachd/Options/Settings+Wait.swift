@@ -1,3 +1,4 @@
+import Reachable
 import ReachableServer
 
 /// The options only `reachd wait` has; it takes `MonitoringOptions` besides.

@@ -1,5 +1,3 @@
-import Reachable
-
 /// One condition of `--ready-when` (a comma-separated list; `/readyz` passes when all hold).
 public enum ReadinessCondition: Sendable, Equatable, CustomStringConvertible {
     /// The network is reachable (the route-based `state`): the default.
@@ -64,6 +62,10 @@ extension ReadinessCondition {
     /// An item of `--ready-when` that is no condition; `text` is empty when no condition was given.
     public struct RefusedCondition: Error, Sendable, Equatable, CustomStringConvertible {
         public let text: String
+
+        public init(text: String) {
+            self.text = text
+        }
 
         public var description: String {
             text.isEmpty

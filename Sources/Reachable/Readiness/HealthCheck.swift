@@ -1,5 +1,4 @@
 public import FoundationEssentials
-public import Reachable
 
 /// One check of a health document, and the one place a readiness condition is evaluated against
 /// the status document: `/readyz` writes it as an entry of `checks`, `reachd wait` prints it as
@@ -19,7 +18,7 @@ public struct HealthCheck: Sendable {
     /// Why it fails; `nil` when it holds.
     public var output: String?
 
-    init(
+    package init(
         key: String, componentType: String, observedValue: String? = nil, time: Date? = nil, holds: Bool,
         reason: String? = nil, output: String?
     ) {
