@@ -8,7 +8,7 @@ every process of reachd's priority off the CPU: see `status_prober.py`), and the
 descriptors must return to their baseline afterwards.
 
 Allowed 5xx, and why: `505 HTTP Version Not Supported` is libmicrohttpd's answer to a request
-line whose version it does not speak (a mutated `MicroHTTPD/1.1`) — a client error in substance, as
+line whose version it does not speak (a mutated `HTTP/1.1`) — a client error in substance, as
 RFC 9110 puts it under 5xx only for historical reasons; `503` from the health endpoints
 (`application/health+json`) when a check fails is their contract. Anything else (500, 502,
 504, a 503 from another resource) is a defect.
