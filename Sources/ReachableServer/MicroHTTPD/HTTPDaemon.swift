@@ -59,8 +59,16 @@ final class HTTPDaemon: Sendable {
         self.configuration = configuration
     }
 
+    /// Shutdown has begun (or the daemon is done). Not while it starts: libmicrohttpd may accept
+    /// and answer before `MHD_start_daemon` returns, and such a first `/readyz` read "shutting
+    /// down" (a clean-clone CI run caught it: `reachd:serving` failed at start).
     var isDraining: Bool {
-        phase.withLock { if case .running = $0 { false } else { true } }
+        phase.withLock { phase in
+            switch phase {
+            case .notStarted, .starting(then: .run), .running: false
+            case .starting, .draining, .stopped: true
+            }
+        }
     }
 
     /// Starts serving with `handler`, which is retained until `stop`.
