@@ -1,4 +1,4 @@
-/// What a route answers: a status, headers and a body. Plain Swift; `MicroHTTPD/` turns it into
+/// What a route answers: a status, headers and a body. Plain Swift; `HTTP/` turns it into
 /// libmicrohttpd's response.
 struct HTTPResponse: Sendable {
     enum Body: Sendable {

@@ -1,6 +1,6 @@
 /// What an event stream needs from the connection it writes to: to park it while there is
 /// nothing to write, to wake it when there is, and — while it is parked — to write a frame
-/// straight away. The HTTP engine implements it (`MicroHTTPD/`); tests use a recorder.
+/// straight away. The HTTP engine implements it (`HTTP/`); tests use a recorder.
 ///
 /// The engine's rules, which `EventStream` keeps: `suspend()` is called only from inside the
 /// stream's own `read` while nothing is pending, and `resume()` exactly once after each

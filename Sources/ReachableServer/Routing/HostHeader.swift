@@ -100,7 +100,7 @@ enum HostHeader: Equatable, Sendable {
     }
 
     /// Whether the bytes are an address of `family` (`IPAddress`'s rule); an IPv4 literal has
-    /// digits and dots only, so a name is not handed to `inet_pton` at all.
+    /// digits and dots only, so a name is never handed to the address parser (`IPAddress`).
     private static func isAddress(
         _ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, family: AddressFamily
     ) -> Bool {
