@@ -21,7 +21,14 @@ extension KernelTests {
 
                 try await lab.monitored.ip("address", "add", "\(VethLab.address)/24", "dev", "v0")
                 try await recorder.latest("reachable once the interface has an address") { $0.path.ipv4 }
-                #expect(routes.route(to: IPAddress("198.18.5.5")!) == .routable(interface: "v0"))
+                let outside = IPAddress("198.18.5.5")!
+                #expect(routes.route(to: outside) == .routable(interface: "v0", source: IPAddress(VethLab.address)))
+                // A pinned egress asks the kernel for a route out of that interface only (RTA_OIF).
+                #expect(
+                    routes.route(to: outside, via: .pinned(to: "v0"))
+                        == .routable(interface: "v0", source: IPAddress(VethLab.address)))
+                #expect(routes.route(to: outside, via: .pinned(to: "lo")) == .noRoute)
+                #expect(routes.route(to: outside, via: .pinned(to: "nosuch0")) == .noRoute)
             }
         }
 
@@ -47,7 +54,12 @@ extension KernelTests {
 
                 try await lab.monitored.ip("-6", "address", "add", "2001:db8:1::3/64", "dev", "v0", "nodad")
                 try await recorder.latest("reachable once a usable address exists") { $0.path.ipv6 }
-                #expect(routes.route(to: IPAddress("2001:db8:2::5")!) == .routable(interface: "v0"))
+                let outside = IPAddress("2001:db8:2::5")!
+                #expect(routes.route(to: outside) == .routable(interface: "v0", source: IPAddress("2001:db8:1::3")))
+                #expect(
+                    routes.route(to: outside, via: .pinned(to: "v0"))
+                        == .routable(interface: "v0", source: IPAddress("2001:db8:1::3")))
+                #expect(routes.route(to: outside, via: .pinned(to: "lo")) == .noRoute)
             }
         }
     }

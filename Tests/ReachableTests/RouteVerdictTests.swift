@@ -22,7 +22,7 @@ import Testing
     @Test func unicastOutOfAUsableInterfaceWithAUsableSourceIsRoutable() {
         #expect(
             Self.verdict(.route(type: UInt8(RTN_UNICAST), outputInterface: 2, preferredSource: IPAddress("198.18.0.2")))
-                == .routable(interface: "eth0"))
+                == .routable(interface: "eth0", source: IPAddress("198.18.0.2")))
         #expect(
             Self.verdict(.route(type: UInt8(RTN_UNICAST), outputInterface: 2, preferredSource: nil)) == .noRoute,
             "no preferred source: the kernel would send from 0.0.0.0 (NamespaceRouteVerdictTests)")
@@ -31,7 +31,18 @@ import Testing
     @Test func aLocalRouteIsRoutableThroughLoopback() {
         #expect(
             Self.verdict(.route(type: UInt8(RTN_LOCAL), outputInterface: 1, preferredSource: nil))
-                == .routable(interface: "lo"))
+                == .routable(interface: "lo", source: nil))
+    }
+
+    @Test func aPinnedQuestionAnsweredOutOfAnotherInterfaceIsNoRoute() {
+        let answer = RouteLookup.route(
+            type: UInt8(RTN_UNICAST), outputInterface: 2, preferredSource: IPAddress("198.18.0.2"))
+        #expect(RouteVerdict(judging: answer, by: Self.snapshot, pinnedTo: 2) != .noRoute)
+        #expect(RouteVerdict(judging: answer, by: Self.snapshot, pinnedTo: 3) == .noRoute)
+        let local = RouteLookup.route(type: UInt8(RTN_LOCAL), outputInterface: 1, preferredSource: nil)
+        #expect(
+            RouteVerdict(judging: local, by: Self.snapshot, pinnedTo: 2) == .noRoute,
+            "a local address is not out of eth0")
     }
 
     @Test func anUnusableInterfaceOrSourceIsNoRoute() {

@@ -69,6 +69,7 @@ int reachd_probe_libraries_load(char *error, size_t error_size);
     X(int, ares_get_servers_ports, (ares_channel channel, struct ares_addr_port_node * *servers), \
       (channel, servers))                                                                        \
     V(ares_free_data, (void *data), (data))                                                      \
+    V(ares_set_local_dev, (ares_channel channel, const char *name), (channel, name))            \
     X(int, ares_parse_a_reply,                                                                   \
       (const unsigned char *answer, int length, struct hostent **host,                           \
        struct ares_addrttl *addresses, int *count),                                              \

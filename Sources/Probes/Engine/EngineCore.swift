@@ -7,8 +7,9 @@ import Synchronization
 /// Work submitted from any thread, taken by the engine thread.
 enum EngineWork: Sendable {
     case probe(ProbeJob, @Sendable (ProbeOutcome) -> Void)
-    /// Resolve a host: one family's addresses, or (`nil`) both families' in one lookup.
-    case resolve(String, AddressFamily?, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
+    /// Resolve a host out of an egress: one family's addresses, or (`nil`) both families' in one
+    /// lookup.
+    case resolve(String, AddressFamily?, Egress, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
     /// Ask one nameserver for a name's A record (the nameserver check).
     case askNameserver(IPAddress, name: String, timeout: Duration, @Sendable (NameserverAnswer) -> Void)
     /// Run on the engine thread (the orchestrators' state lives there).
@@ -30,9 +31,10 @@ private enum TimerSlot: Hashable {
     case oneShot(UInt64)
 }
 
-/// The engine thread's state and loop.
+/// The engine thread's state and loop: its drivers (`EngineDriver`: curl's transfers, the
+/// resolver's and the nameserver check's c-ares channels, the file watches) and its timers.
 ///
-/// Unchecked `Sendable`: the multi handle, transfers and resolver are touched only by the engine
+/// Unchecked `Sendable`: the multi handle and the drivers are touched only by the engine
 /// thread (and by `deinit`, after it ended); what other threads touch is behind `inbox`.
 final class EngineCore: @unchecked Sendable {
     private enum Phase {
@@ -50,14 +52,13 @@ final class EngineCore: @unchecked Sendable {
     private let inbox = Mutex(Inbox())
     private let thread = Mutex<DedicatedThread?>(nil)
     private let counters = Mutex(EngineStatistics())
-    private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
     private var timers: [TimerSlot: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
     private var oneShotTimers: UInt64 = 0
     /// No timer is due before this (the earliest deadline, or earlier when a timer was replaced by
     /// a later one): the loop wakes many times per transfer, and scanning every target's timer on
     /// each wake-up was a sixth of the engine's CPU (perf, 100 targets).
     private var timersDueFrom: ContinuousClock.Instant?
-    private var fileWatches: [(watch: FileWatch, onChange: @Sendable () -> Void)] = []
+    private let fileWatches = FileWatches()
     /// The one watch of resolv.conf (made when the thread starts): drained before every batch of
     /// resolutions — a resolution submitted right after a change already uses the new file — and
     /// whenever it is ready; then the resolver reads the file again and the listeners re-run.
@@ -65,7 +66,9 @@ final class EngineCore: @unchecked Sendable {
     private var resolverListeners: [@Sendable () -> Void] = []
     private let resolver: Resolver
     private let nameservers: NameserverQueries
-    private let trustedCertificates: String?
+    private let transfers: CurlTransfers
+    /// Every driver of the loop, in the order they are served.
+    private let drivers: [any EngineDriver]
 
     init(
         multi: UnsafeMutableRawPointer, resolver: Resolver, nameservers: NameserverQueries, trustedCertificates: String?
@@ -73,7 +76,8 @@ final class EngineCore: @unchecked Sendable {
         self.multi = multi
         self.resolver = resolver
         self.nameservers = nameservers
-        self.trustedCertificates = trustedCertificates
+        transfers = CurlTransfers(multi: multi, trustedCertificates: trustedCertificates)
+        drivers = [transfers, resolver.channels, nameservers.channels, fileWatches]
     }
 
     deinit {
@@ -126,7 +130,11 @@ final class EngineCore: @unchecked Sendable {
     // MARK: - The engine thread
 
     private func run() {
-        resolverWatch = try? FileWatch(path: resolver.resolvConfPath, completedWritesOnly: true)
+        if let watch = try? FileWatch(path: resolver.resolvConfPath, completedWritesOnly: true) {
+            resolverWatch = watch
+            // Drained here when it is ready on its own; `start` drains it before resolutions too.
+            fileWatches.add(watch) { [self] in followResolverConfiguration(changed: true) }
+        }
         var descriptors: [curl_waitfd] = []
         while true {
             let (work, stopping) = inbox.withLock { inbox in
@@ -139,31 +147,16 @@ final class EngineCore: @unchecked Sendable {
             }
             start(work)
             runDueTimers()
-            var running: Int32 = 0
-            reachd_curl_multi_perform(multi, &running)
-            collectFinishedTransfers()
             let now = ContinuousClock.now
-            resolver.processTimeouts(now: now)
-            nameservers.processTimeouts(now: now)
-
+            for driver in drivers { driver.processTimeouts(now: now) }
             descriptors.removeAll(keepingCapacity: true)
-            resolver.appendWaitDescriptors(to: &descriptors)
-            nameservers.appendWaitDescriptors(to: &descriptors)
-            let resolverWatchAt = descriptors.count
-            if let resolverWatch {
-                descriptors.append(
-                    curl_waitfd(fd: resolverWatch.pollDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0))
-            }
-            let watchedFrom = descriptors.count
-            for (watch, _) in fileWatches {
-                descriptors.append(curl_waitfd(fd: watch.pollDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0))
-            }
+            for driver in drivers { driver.appendWaitDescriptors(to: &descriptors) }
             // Sleep until a descriptor (curl's, c-ares', the wake-up, a watched file) is ready or the
             // next timeout or timer; curl shortens the wait to its own timers. Nothing pending: sleep
             // until woken.
             var timeout = Int32.max
-            let wakeUps = [resolver.nextWakeUp(now: now), nameservers.nextWakeUp(now: now), timersDueFrom]
-            if let wakeUp = wakeUps.compactMap({ $0 }).min() {
+            let wakeUps = drivers.compactMap { $0.nextWakeUp(now: now) } + [timersDueFrom].compactMap { $0 }
+            if let wakeUp = wakeUps.min() {
                 timeout = Int32(clamping: max(0, (wakeUp - now).roundedUpMilliseconds))
             }
             let count = UInt32(descriptors.count)
@@ -175,13 +168,7 @@ final class EngineCore: @unchecked Sendable {
                 usleep(10_000)
                 continue
             }
-            resolver.process(descriptors)
-            nameservers.process(descriptors)
-            if resolverWatch != nil, descriptors[resolverWatchAt].revents != 0 { followResolverConfiguration() }
-            for (index, (watch, onChange)) in fileWatches.enumerated()
-            where descriptors[watchedFrom + index].revents != 0 && watch.drain() {
-                onChange()
-            }
+            for driver in drivers { driver.process(descriptors) }
             counters.withLock { $0.wakeUps += 1 }
         }
     }
@@ -189,16 +176,16 @@ final class EngineCore: @unchecked Sendable {
     /// Starts a batch: resolv.conf is compared once per batch that resolves anything.
     private func start(_ work: [EngineWork]) {
         if work.contains(where: { if case .resolve = $0 { true } else { false } }) {
-            followResolverConfiguration()
+            followResolverConfiguration(changed: resolverWatch?.drain() ?? false)
         }
         for item in work {
             switch item {
             case .probe(let job, let completion):
                 counters.withLock { $0.probes += 1 }
-                startProbe(job, completion: completion)
-            case .resolve(let host, let family, let deadline, let completion):
+                transfers.start(job, completion: completion)
+            case .resolve(let host, let family, let egress, let deadline, let completion):
                 counters.withLock { $0.resolutions += 1 }
-                resolver.start(host: host, family: family, deadline: deadline, completion: completion)
+                resolver.start(host: host, family: family, egress: egress, deadline: deadline, completion: completion)
             case .askNameserver(let server, let name, let timeout, let completion):
                 counters.withLock { $0.nameserverQueries += 1 }
                 nameservers.ask(server, name: name, timeout: timeout, completion: completion)
@@ -215,7 +202,7 @@ final class EngineCore: @unchecked Sendable {
                 resolverListeners.append(listener)
             case .watch(let path, let completedWritesOnly, let onChange):
                 if let watch = try? FileWatch(path: path, completedWritesOnly: completedWritesOnly) {
-                    fileWatches.append((watch, onChange))
+                    fileWatches.add(watch, onChange: onChange)
                 }
             }
         }
@@ -223,8 +210,7 @@ final class EngineCore: @unchecked Sendable {
 
     /// Reads resolv.conf again if the watch saw it change (and the first time), then tells the
     /// listeners, so the probes resolve again through the new file.
-    private func followResolverConfiguration() {
-        let changed = resolverWatch?.drain() ?? false
+    private func followResolverConfiguration(changed: Bool) {
         resolver.prepare(reread: changed)
         if changed { for listener in resolverListeners { listener() } }
     }
@@ -242,38 +228,6 @@ final class EngineCore: @unchecked Sendable {
         timersDueFrom = timers.values.lazy.map(\.deadline).min()
     }
 
-    private func startProbe(_ job: ProbeJob, completion: @escaping @Sendable (ProbeOutcome) -> Void) {
-        guard job.deadline > .now else {
-            completion(.failed(.timeout, detail: "no time left to probe"))
-            return
-        }
-        let transfer: Transfer
-        do {
-            transfer = try Transfer(job: job, trustedCertificates: trustedCertificates, completion: completion)
-        } catch {
-            completion(.failed(.error, detail: error.message))
-            return
-        }
-        let added = reachd_curl_multi_add_handle(multi, transfer.easy)
-        guard added == CURLM_OK else {
-            transfer.complete(.failed(.error, detail: String(cString: reachd_curl_multi_strerror(added))))
-            return
-        }
-        transfers[transfer.easy] = transfer
-    }
-
-    private func collectFinishedTransfers() {
-        var left: Int32 = 0
-        while let message = reachd_curl_multi_info_read(multi, &left) {
-            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
-                let transfer = transfers.removeValue(forKey: easy)
-            else { continue }
-            let code = reachd_curl_msg_result(message)  // read before the handle is removed
-            reachd_curl_multi_remove_handle(multi, easy)
-            transfer.finish(code: code)
-        }
-    }
-
     /// Ends everything: queued work that never started, transfers and resolutions under way (all
     /// completed as cancelled), then the handles.
     private func shutDown(unstarted: [EngineWork]) {
@@ -281,7 +235,7 @@ final class EngineCore: @unchecked Sendable {
         for item in unstarted {
             switch item {
             case .probe(_, let completion): completion(cancelled)
-            case .resolve(_, _, _, let completion):
+            case .resolve(_, _, _, _, let completion):
                 completion(
                     ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true))
             case .askNameserver(let server, _, _, let completion):
@@ -292,17 +246,10 @@ final class EngineCore: @unchecked Sendable {
         }
         timers = [:]
         timersDueFrom = nil
-        fileWatches = []
         // The listeners hold the probing sources, which hold the engine: let both go.
         resolverListeners = []
         resolverWatch = nil
-        for (easy, transfer) in transfers {
-            reachd_curl_multi_remove_handle(multi, easy)
-            transfer.complete(cancelled)
-        }
-        transfers = [:]
-        resolver.shutdown()
-        nameservers.shutdown()
+        for driver in drivers { driver.shutdown() }
         // Nothing can have been queued since the last batch was taken: `submit` refuses once stopping.
         inbox.withLock { $0.phase = .stopped }
     }

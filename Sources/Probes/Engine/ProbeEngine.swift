@@ -57,14 +57,15 @@ public final class ProbeEngine: Sendable {
     ///   - host: a name or an IP literal without brackets (`TargetURL.host`).
     ///   - family: one family's query alone (A or AAAA; an answer without addresses of it is then
     ///     no failure, see `ResolveOutcome`), or `nil` for both in one lookup.
+    ///   - egress: the way out its queries take (one resolver channel per egress).
     ///   - deadline: when to give up with `timeout`.
     /// - Returns: `false` when the engine is stopped; the completion is then never called.
     @discardableResult
     public func resolve(
-        _ host: String, family: AddressFamily? = nil, deadline: ContinuousClock.Instant,
-        completion: @escaping @Sendable (ResolveOutcome) -> Void
+        _ host: String, family: AddressFamily? = nil, via egress: Egress = .kernelChoice,
+        deadline: ContinuousClock.Instant, completion: @escaping @Sendable (ResolveOutcome) -> Void
     ) -> Bool {
-        core.submit(.resolve(host, family, deadline, completion))
+        core.submit(.resolve(host, family, egress, deadline, completion))
     }
 
     /// Asks one nameserver alone for the A record of `name`, exactly as given (the nameserver check).

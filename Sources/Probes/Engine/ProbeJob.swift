@@ -7,6 +7,11 @@ public struct ProbeJob: Sendable, Equatable {
     /// The address to connect to: the one the caller resolved and routed. libcurl never resolves the
     /// URL's host itself (`CURLOPT_CONNECT_TO`), yet `Host:`, SNI and certificate checks still use it.
     public let address: IPAddress
+    /// The way out: a pinned probe binds its socket to the interface (`CURLOPT_INTERFACE`).
+    public let egress: Egress
+    /// The source address the route names for `address` out of `egress`: a pinned probe binds
+    /// to it too, so that policy routing (rules by source) applies.
+    public let source: IPAddress?
     /// When the probe must have ended: the caller's budget for the whole probe, so a timeout of 3 s
     /// that spent 1 s in DNS leaves 2 s here.
     public let deadline: ContinuousClock.Instant
@@ -15,13 +20,16 @@ public struct ProbeJob: Sendable, Equatable {
     public let expectedBodyPrefix: [UInt8]?
 
     public init(
-        url: TargetURL, address: IPAddress, deadline: ContinuousClock.Instant, expectedBodyPrefix: [UInt8]? = nil
+        url: TargetURL, address: IPAddress, egress: Egress = .kernelChoice, source: IPAddress? = nil,
+        deadline: ContinuousClock.Instant, expectedBodyPrefix: [UInt8]? = nil
     ) {
         precondition(url.scheme != .host, "host:// targets are not probed beyond DNS and the route")
         precondition(
             (expectedBodyPrefix?.count ?? 0) <= ProbeLimits.maximumExpectedBody, "expected body prefix too long")
         self.url = url
         self.address = address
+        self.egress = egress
+        self.source = source
         self.deadline = deadline
         self.expectedBodyPrefix = expectedBodyPrefix?.isEmpty == true ? nil : expectedBodyPrefix
     }

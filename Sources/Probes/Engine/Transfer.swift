@@ -63,6 +63,12 @@ final class Transfer {
         try set(CURLOPT_SSL_VERIFYPEER, 1)
         try set(CURLOPT_SSL_VERIFYHOST, 2)
         try set(CURLOPT_USERAGENT, "reachd")
+        if let interface = job.egress.interface {
+            // Pinned: the socket is bound to the interface (`SO_BINDTODEVICE`; `if!` never takes
+            // the name for an address or host name). Binding `job.source` as well needs
+            // `CURLOPT_SOCKOPTFUNCTION` (curl 7.88 has no `ifhost!`): the per-uplink issue adds it.
+            try set(CURLOPT_INTERFACE, "if!\(interface)")
+        }
         try set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
         if job.connectOnly {
             try set(CURLOPT_CONNECT_ONLY, 1)

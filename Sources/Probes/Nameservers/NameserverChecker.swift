@@ -7,7 +7,8 @@ import Synchronization
 /// removed follow at once) and every `--dns-interval`. A server without a usable route is
 /// `failing` (`no-route`) at once, with nothing sent — by the route gate when a batch takes it.
 final class NameserverChecker: Sendable {
-    /// Taken briefly by the engine thread and the route gate, inside the monitor's update only.
+    /// Taken briefly by the engine thread and the route gate, each holding it around the
+    /// monitor's update (lock order book → monitor, see `RouteGate`).
     private let book: SharedBook<NameserverBook>
     private let scheduler: ProbeScheduler<NameserverAnswer>
     private let resolvConfPath: String
@@ -44,24 +45,25 @@ final class NameserverChecker: Sendable {
             record: { item, answer, epoch, _ in
                 let server = answer.server
                 events.nameserverAsked(server.description, answer.duration, answer.failure)
-                var delay = interval
-                let applied = monitor.update(ifEpoch: epoch) { document in
-                    document.dns = book.withLock { book in
-                        book.record(answer.failure, server: server, at: Date())
-                        delay = book.nextDelay(for: server, interval: interval)
-                        return book.status
-                    }
+                // The book changes only if the document takes it: both under the book's lock.
+                return book.withLock { book in
+                    var next = book
+                    next.record(answer.failure, server: server, at: Date())
+                    let status = next.status
+                    guard monitor.update(ifEpoch: epoch, { $0.dns = status }) else { return nil }
+                    book = next
+                    return book.nextDelay(for: server, interval: interval)
                 }
-                return applied ? delay : nil
             })
         monitor.addRouteGate(
             RouteGate(
-                addresses: { book.withLock { $0.addresses } },
-                apply: { document, unroutable, now in
-                    guard !unroutable.isEmpty else { return }
-                    document.dns = book.withLock { book in
-                        book.routesGone(unroutable, at: now)
-                        return book.status
+                questions: { book.withLock { $0.addresses.map { RouteQuestion($0) } } },
+                judge: { unroutable, _, now, publish in
+                    book.withLock { book in
+                        guard !unroutable.isEmpty else { return publish { _ in } }
+                        book.routesGone(unroutable.addresses(via: .kernelChoice), at: now)
+                        let status = book.status
+                        publish { $0.dns = status }
                     }
                 }))
     }
@@ -86,11 +88,10 @@ final class NameserverChecker: Sendable {
     private func readServers() {
         let servers = ResolvConf.nameservers(atPath: resolvConfPath)
         let count = servers.count
-        monitor.update { document in
-            document.dns = book.withLock { book in
-                book.setServers(servers, at: Date())
-                return book.status
-            }
+        book.withLock { book in
+            book.setServers(servers, at: Date())
+            let status = book.status
+            monitor.update { $0.dns = status }
         }
         scheduler.resize(to: count)
     }

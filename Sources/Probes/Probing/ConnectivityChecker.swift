@@ -7,16 +7,18 @@ import Synchronization
 /// `--connectivity-interval` while every family is `full`, and sooner while one is not (1 s,
 /// doubling up to the interval). `none` is decided by the route gate, before DNS is asked.
 final class ConnectivityChecker: Sendable {
-    /// Taken briefly by the engine thread and the route gate, inside the monitor's update only.
+    /// Taken briefly by the engine thread and the route gate, each holding it around the
+    /// monitor's update (lock order book → monitor, see `RouteGate`).
     private let book: SharedBook<ConnectivityBook>
     private let scheduler: ProbeScheduler<ProbePipeline.Result>
 
     /// - Parameters:
     ///   - monitor: its document already shows the check as `unknown`
     ///     (`ProbeConfiguration.initialConnectivity`), so its `since` is kept.
+    ///   - egress: the check's way out.
     init(
         spec: ConnectivitySpec, configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker,
-        monitor: NetworkMonitor
+        monitor: NetworkMonitor, egress: Egress = .kernelChoice
     ) {
         let book = SharedBook(
             ConnectivityBook(
@@ -30,28 +32,33 @@ final class ConnectivityChecker: Sendable {
             run: { _, report, completion in
                 let previous = book.withLock { $0.addresses }
                 pipeline.run(
-                    spec.url, timeout: timeout, expectedBody: spec.expectedResponse, previousAddresses: previous,
+                    spec.url, via: egress, timeout: timeout, expectedBody: spec.expectedResponse,
+                    previousAddresses: previous,
                     report: report, completion: completion)
             },
             record: { _, result, epoch, isLast in
-                var delay: Duration?
-                monitor.update(ifEpoch: epoch) { document in
-                    let unreachable = document.path.state == .unreachable
-                    document.connectivity = book.withLock { book in
-                        delay = book.record(result, pathUnreachable: unreachable, isLast: isLast, at: Date())
-                        return book.status
+                // The book changes only if the document takes it: both under the book's lock.
+                book.withLock { book in
+                    var next = book
+                    var delay: Duration?
+                    let applied = monitor.update(ifEpoch: epoch) { document in
+                        let unreachable = document.path.state == .unreachable
+                        delay = next.record(result, pathUnreachable: unreachable, isLast: isLast, at: Date())
+                        document.connectivity = next.status
                     }
+                    if applied { book = next }
+                    return delay
                 }
-                return delay
             })
         monitor.addRouteGate(
             RouteGate(
-                addresses: { book.withLock { $0.addresses } },
-                apply: { document, unroutable, now in
-                    let unreachable = document.path.state == .unreachable
-                    document.connectivity = book.withLock { book in
-                        book.routesGone(unroutable, pathUnreachable: unreachable, at: now)
-                        return book.status
+                questions: { book.withLock { $0.addresses.map { RouteQuestion($0, via: egress) } } },
+                judge: { unroutable, path, now, publish in
+                    book.withLock { book in
+                        let gone = unroutable.addresses(via: egress)
+                        book.routesGone(gone, pathUnreachable: path.state == .unreachable, at: now)
+                        let status = book.status
+                        publish { $0.connectivity = status }
                     }
                 }))
     }

@@ -58,47 +58,54 @@ struct ProbePipeline: Sendable {
     /// Runs the stages on the engine thread.
     ///
     /// - Parameters:
+    ///   - egress: the way out, for resolving, routing and probing alike.
     ///   - previousAddresses: what the name resolved to last time: when resolving fails and none of
     ///     those is routable any more, the reason is the route (DNS itself needed it).
     ///   - report: a part of the run, ready while another family is still being resolved (zero or
     ///     more times, always before `completion`).
     ///   - completion: the rest of the run; called once (`nil`: the engine stopped).
     func run(
-        _ url: TargetURL, timeout: Duration, expectedBody: [UInt8]? = nil, previousAddresses: [IPAddress],
+        _ url: TargetURL, via egress: Egress = .kernelChoice, timeout: Duration, expectedBody: [UInt8]? = nil,
+        previousAddresses: [IPAddress],
         report: @escaping @Sendable (Result) -> Void = { _ in },
         completion: @escaping @Sendable (Result?) -> Void
     ) {
         let run = FamilyRun(
-            pipeline: self, url: url, deadline: .now + timeout, expectedBody: expectedBody,
+            pipeline: self, url: url, egress: egress, deadline: .now + timeout, expectedBody: expectedBody,
             previousAddresses: previousAddresses, report: report, completion: completion)
         if let literal = url.literal { return run.literal(literal) }
         for family in AddressFamily.allCases {
-            let submitted = engine.resolve(url.host, family: family, deadline: run.deadline) { outcome in
+            let submitted = engine.resolve(url.host, family: family, via: egress, deadline: run.deadline) {
+                outcome in
                 run.resolved(family, outcome)
             }
             if !submitted { return run.cancel() }
         }
     }
 
-    /// Whether the kernel has no usable route to any of these addresses (and there are some).
-    func noneRoutable(_ addresses: [IPAddress]) -> Bool {
-        !addresses.isEmpty && addresses.allSatisfy { routes.route(to: $0) == .noRoute }
+    /// Whether the kernel has no usable route to any of these addresses out of `egress` (and
+    /// there are some).
+    func noneRoutable(_ addresses: [IPAddress], via egress: Egress) -> Bool {
+        !addresses.isEmpty && addresses.allSatisfy { routes.route(to: $0, via: egress) == .noRoute }
     }
 
     /// One family: its first routable address, pinned.
     fileprivate func probe(
-        _ url: TargetURL, _ addresses: [IPAddress], _ family: AddressFamily, _ deadline: ContinuousClock.Instant,
-        _ expectedBody: [UInt8]?, completion: @escaping @Sendable (FamilyResult?) -> Void
+        _ url: TargetURL, via egress: Egress, _ addresses: [IPAddress], _ family: AddressFamily,
+        _ deadline: ContinuousClock.Instant, _ expectedBody: [UInt8]?,
+        completion: @escaping @Sendable (FamilyResult?) -> Void
     ) {
         var couldNotAsk = false
         for address in addresses {
-            switch routes.route(to: address) {
-            case .routable(let interface):
+            switch routes.route(to: address, via: egress) {
+            case .routable(let interface, let source):
                 guard url.scheme != .host else {
                     return completion(
                         FamilyResult(family: family, address: address, interface: interface, outcome: .succeeded))
                 }
-                let job = ProbeJob(url: url, address: address, deadline: deadline, expectedBodyPrefix: expectedBody)
+                let job = ProbeJob(
+                    url: url, address: address, egress: egress, source: source, deadline: deadline,
+                    expectedBodyPrefix: expectedBody)
                 let submitted = engine.probe(job) { outcome in
                     completion(
                         outcome.wasCancelled
@@ -138,6 +145,7 @@ private final class FamilyRun: @unchecked Sendable {
     let deadline: ContinuousClock.Instant
     private let pipeline: ProbePipeline
     private let url: TargetURL
+    private let egress: Egress
     private let expectedBody: [UInt8]?
     private let previousAddresses: [IPAddress]
     private let report: @Sendable (ProbePipeline.Result) -> Void
@@ -157,12 +165,14 @@ private final class FamilyRun: @unchecked Sendable {
     private var ended = false
 
     init(
-        pipeline: ProbePipeline, url: TargetURL, deadline: ContinuousClock.Instant, expectedBody: [UInt8]?,
+        pipeline: ProbePipeline, url: TargetURL, egress: Egress, deadline: ContinuousClock.Instant,
+        expectedBody: [UInt8]?,
         previousAddresses: [IPAddress], report: @escaping @Sendable (ProbePipeline.Result) -> Void,
         completion: @escaping @Sendable (ProbePipeline.Result?) -> Void
     ) {
         self.pipeline = pipeline
         self.url = url
+        self.egress = egress
         self.deadline = deadline
         self.expectedBody = expectedBody
         self.previousAddresses = previousAddresses
@@ -221,7 +231,7 @@ private final class FamilyRun: @unchecked Sendable {
         launched.formUnion(ready.map(\.0))
         probing += ready.count
         for (family, addresses) in ready {
-            pipeline.probe(url, addresses, family, deadline, expectedBody) { [self] result in
+            pipeline.probe(url, via: egress, addresses, family, deadline, expectedBody) { [self] result in
                 guard !ended else { return }
                 guard let result else { return cancel() }
                 finished.append(result)
@@ -261,7 +271,7 @@ private final class FamilyRun: @unchecked Sendable {
             // No family resolved — no such name, a server that failed, or none that answered in
             // time: `dns` (the contract's reason), so DNS is never blamed on the target itself;
             // `no-route` when DNS itself needed the route that went away.
-            let noRoute = pipeline.noneRoutable(previousAddresses)
+            let noRoute = pipeline.noneRoutable(previousAddresses, via: egress)
             result.unresolved = noRoute ? .noRoute : .dns
             result.unresolvedDetail =
                 noRoute ? TargetFamilyStatus.noRouteDetail : (lookupDetails[.ipv4] ?? lookupDetails[.ipv6])

@@ -11,7 +11,8 @@ import Synchronization
 /// it `no-route` in the very document that publishes the batch (see `RouteGate`).
 final class TargetProber: Sendable {
     /// The targets' books. Taken briefly by the engine thread (recording a result) and by the
-    /// netlink thread (the route gate), always inside the monitor's update, never across I/O.
+    /// netlink thread (the route gate), each holding it around the monitor's update (lock order
+    /// book → monitor, see `RouteGate`), never across I/O.
     private let books: SharedBook<[TargetBook]>
     private let scheduler: ProbeScheduler<ProbePipeline.Result>
     let monitor: NetworkMonitor
@@ -38,8 +39,10 @@ final class TargetProber: Sendable {
         scheduler = ProbeScheduler(
             engine: engine, monitor: monitor, items: configuration.targets.count, timerSource: .targets,
             run: { item, report, completion in
-                let (url, previous) = books.withLock { ($0[item].spec.url, $0[item].addresses) }
-                pipeline.run(url, timeout: timeout, previousAddresses: previous, report: report, completion: completion)
+                let (spec, previous) = books.withLock { ($0[item].spec, $0[item].addresses) }
+                pipeline.run(
+                    spec.url, via: spec.egress, timeout: timeout, previousAddresses: previous, report: report,
+                    completion: completion)
             },
             record: { item, result, epoch, _ in
                 let name = books.withLock { $0[item].spec.name }
@@ -47,31 +50,36 @@ final class TargetProber: Sendable {
                     events.targetProbed(name, result.duration, probed.outcome.failure)
                 }
                 if let failure = result.unresolved { events.targetProbed(name, result.duration, failure) }
-                var failedLookups = 0
-                let applied = monitor.update(ifEpoch: epoch) { document in
-                    let status = books.withLock { books in
-                        failedLookups = books[item].record(result, evaluator: evaluator, at: Date())
-                        return books[item].status
-                    }
-                    document.replaceTarget(status)
+                // The book changes only if the document takes it: both under the book's lock.
+                let (applied, failedLookups, delay) = books.withLock { books in
+                    var book = books[item]
+                    let failedLookups = book.record(result, evaluator: evaluator, at: Date())
+                    let status = book.status
+                    let applied = monitor.update(ifEpoch: epoch) { $0.replaceTarget(status) }
+                    if applied { books[item] = book }
+                    return (applied, failedLookups, books[item].nextDelay(evaluator: evaluator, interval: interval))
                 }
                 // A family judged failed for its lookup alone is a failed probe (reason dns) too.
-                for _ in 0..<failedLookups { events.targetProbed(name, result.duration, .dns) }
-                let delay = books.withLock { $0[item].nextDelay(evaluator: evaluator, interval: interval) }
+                if applied { for _ in 0..<failedLookups { events.targetProbed(name, result.duration, .dns) } }
                 return applied ? delay : nil
             })
         monitor.addRouteGate(
             RouteGate(
-                addresses: { books.withLock { $0.flatMap(\.addresses) } },
-                apply: { document, unroutable, now in
-                    guard !unroutable.isEmpty else { return }
-                    let statuses = books.withLock { books in
-                        for index in books.indices {
-                            books[index].routesGone(unroutable, evaluator: evaluator, at: now)
-                        }
-                        return books.map(\.status)
+                questions: {
+                    books.withLock { books in
+                        books.flatMap { book in book.addresses.map { RouteQuestion($0, via: book.spec.egress) } }
                     }
-                    for status in statuses { document.replaceTarget(status) }
+                },
+                judge: { unroutable, _, now, publish in
+                    books.withLock { books in
+                        guard !unroutable.isEmpty else { return publish { _ in } }
+                        for index in books.indices {
+                            let gone = unroutable.addresses(via: books[index].spec.egress)
+                            books[index].routesGone(gone, evaluator: evaluator, at: now)
+                        }
+                        let statuses = books.map(\.status)
+                        publish { document in for status in statuses { document.replaceTarget(status) } }
+                    }
                 }))
     }
 
@@ -105,28 +113,29 @@ final class TargetProber: Sendable {
             monitor.update { applied(&$0, false) }
             return change  // nothing else to do: no run is disturbed
         }
-        // Books and document in one update: the route gate (on the netlink thread, inside the
-        // monitor's lock) sees either the old set in both or the new set in both.
-        monitor.update { document in
-            applied(&document, true)
+        // Books and document under the books' lock: the route gate (on the netlink thread, which
+        // takes it first) sees either the old set in both or the new set in both.
+        books.withLock { books in
             let now = Date()
-            document.targets = books.withLock { books in
-                let previous = Dictionary(books.map { ($0.spec.name, $0) }, uniquingKeysWith: { first, _ in first })
-                books = specs.map { spec in
-                    switch previous[spec.name] {
-                    case let kept? where kept.spec.url.text == spec.url.text:
-                        change.kept.append(spec.name)
-                        return kept
-                    case .some:
-                        change.changed.append(spec.name)
-                    case nil:
-                        change.added.append(spec.name)
-                    }
-                    return TargetBook(spec: spec, since: now)
+            let previous = Dictionary(books.map { ($0.spec.name, $0) }, uniquingKeysWith: { first, _ in first })
+            books = specs.map { spec in
+                switch previous[spec.name] {
+                case let kept? where kept.spec.url.text == spec.url.text && kept.spec.egress == spec.egress:
+                    change.kept.append(spec.name)
+                    return kept
+                case .some:
+                    change.changed.append(spec.name)
+                case nil:
+                    change.added.append(spec.name)
                 }
-                let names = Set(specs.map(\.name))
-                change.removed = previous.keys.filter { !names.contains($0) }.sorted()
-                return books.map(\.status)
+                return TargetBook(spec: spec, since: now)
+            }
+            let names = Set(specs.map(\.name))
+            change.removed = previous.keys.filter { !names.contains($0) }.sorted()
+            let statuses = books.map(\.status)
+            monitor.update { document in
+                applied(&document, true)
+                document.targets = statuses
             }
         }
         scheduler.resize(to: specs.count)

@@ -14,10 +14,11 @@ final class AresChannel {
     /// Queries started and not yet called back; a retired channel is destroyed when this is 0.
     var outstanding = 0
 
-    /// Reads the resolver configuration into a new channel.
+    /// Reads the resolver configuration into a new channel whose queries leave through `egress`
+    /// (`ares_set_local_dev` binds its sockets to a pinned interface).
     ///
     /// - Throws: c-ares' message when the channel cannot be created.
-    init(configuration: ResolverConfiguration) throws(ResolverError) {
+    init(configuration: ResolverConfiguration, egress: Egress = .kernelChoice) throws(ResolverError) {
         var options = ares_options()
         var mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_RESOLVCONF | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES
         options.sock_state_cb = Self.socketStateCallback
@@ -39,6 +40,7 @@ final class AresChannel {
                 "cannot read \(configuration.resolvConfPath): \(String(cString: reachd_ares_strerror(status)))")
         }
         channel = created
+        if let interface = egress.interface { reachd_ares_set_local_dev(created, interface) }
     }
 
     /// A channel that asks one nameserver only, once, with no search list and no retries: the

@@ -16,12 +16,12 @@ public struct NameserverAnswer: Sendable, Equatable {
 }
 
 /// The nameserver check's queries (`--dns-check`): one c-ares channel per nameserver, each asking
-/// that server alone, driven by the engine thread beside the resolver's channel. Used on the
-/// engine thread only.
+/// that server alone, driven by the engine thread beside the resolver's channels. A server that
+/// left resolv.conf has its channel dropped once idle. Used on the engine thread only.
 final class NameserverQueries {
     private let port: UInt16?
-    private var channels: [IPAddress: AresChannel] = [:]
-    private var pending = PendingQueries<NameserverAnswer>()
+    /// Ten idle minutes: far longer than any `--dns-interval` a server is asked at.
+    let channels = AresChannels<IPAddress, NameserverAnswer>(idleLifetime: .seconds(600))
 
     private let problem: @Sendable (String) -> Void
     /// The last refusal said for each server, so a server that stays unaskable is logged once.
@@ -46,21 +46,18 @@ final class NameserverQueries {
                 server: server, failure: .error, detail: "the engine stopped", wasCancelled: true),
             completion: completion)
         let channel: AresChannel
-        if let existing = channels[server] {
-            channel = existing
-        } else {
-            forgetIdleChannels()
-            do {
-                channel = try AresChannel(server: server, port: port, timeout: timeout)
-            } catch {
-                if saidProblems[server] != error.description { problem(error.description) }
-                saidProblems[server] = error.description
-                return query.finish(NameserverAnswer(server: server, failure: .error, detail: error.description))
+        do {
+            channel = try channels.channel(for: server) { () throws(ResolverError) in
+                let made = try AresChannel(server: server, port: port, timeout: timeout)
+                saidProblems[server] = nil
+                return made
             }
-            saidProblems[server] = nil
-            channels[server] = channel
+        } catch {
+            if saidProblems[server] != error.description { problem(error.description) }
+            saidProblems[server] = error.description
+            return query.finish(NameserverAnswer(server: server, failure: .error, detail: error.description))
         }
-        pending.append(query)
+        channels.track(query)
         let context = Unmanaged.passRetained(PendingQuery.Call(query: query, channel: channel)).toOpaque()
         channel.queryA(name, context: context) { context, status, _, answer, length in
             let call = Unmanaged<PendingQuery<NameserverAnswer>.Call>.fromOpaque(context!).takeRetainedValue()
@@ -76,42 +73,6 @@ final class NameserverQueries {
             (answer.failure, answer.detail, answer.wasCancelled) = (failure, detail, cancelled)
             call.query.finish(answer)
         }
-    }
-
-    /// A channel per server asked lately: when resolv.conf has moved on past a few servers, the
-    /// idle channels of the old ones go (at most glibc's three servers, twice over, are kept).
-    private func forgetIdleChannels() {
-        guard channels.count >= 2 * ResolvConf.maximumServers else { return }
-        for (server, channel) in channels where channel.outstanding == 0 {
-            channel.destroy()
-            channels[server] = nil
-        }
-    }
-
-    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) {
-        for channel in channels.values { channel.appendWaitDescriptors(to: &descriptors) }
-    }
-
-    func process(_ descriptors: [curl_waitfd]) {
-        for descriptor in descriptors where descriptor.revents != 0 {
-            for channel in channels.values { channel.process(descriptor) }
-        }
-    }
-
-    /// c-ares' own timeouts, then the check's deadlines.
-    func processTimeouts(now: ContinuousClock.Instant) {
-        for channel in channels.values { channel.processTimeouts() }
-        pending.expire(now: now)
-    }
-
-    func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        pending.nextWakeUp(now: now, channels: Array(channels.values))
-    }
-
-    func shutdown() {
-        for channel in channels.values { channel.destroy() }
-        channels = [:]
-        pending.cancelAll()
     }
 
     /// c-ares' status for one query, as the contract's reasons (and whether it was cancelled).

@@ -5,22 +5,20 @@ import Reachable
 /// Name resolution over c-ares: A or AAAA for a host (or both in one lookup), with a deadline per
 /// query and the errors DNS actually gave (NXDOMAIN is `dns`, silence is `timeout`).
 ///
-/// Driven by the probe engine's thread only: `start` queues a query, the engine polls the descriptors
-/// from `appendWaitDescriptors` together with libcurl's and calls `process`/`processTimeouts`.
-/// Completions run there too.
+/// One channel per egress (`AresChannels`): the kernel's choice, or an interface a probe is
+/// pinned to, whose queries leave through it (`ares_set_local_dev`). A channel is made on first
+/// use and dropped when idle. Driven by the probe engine's thread only; completions run there.
 ///
 /// The engine watches `resolv.conf` once (one inotify watch, `EngineCore`) and calls `prepare`
 /// before each batch of resolutions; when the file changed, a new channel reads it and the old
-/// one is retired: it finishes the queries it has, then is destroyed, so a change never fails a
-/// resolution already under way.
+/// ones are retired: they finish the queries they have, then are destroyed, so a change never
+/// fails a resolution already under way.
 final class Resolver {
     private let configuration: ResolverConfiguration
-    private var current: AresChannel?
-    private var retired: [AresChannel] = []
+    /// Long enough that a target probed every few minutes keeps its channel.
+    let channels = AresChannels<Egress, ResolveOutcome>(idleLifetime: .seconds(600))
     /// Why the last attempt to read the configuration failed, while there is no channel.
     private var configurationProblem: String?
-    /// Queries not yet completed, for their deadlines.
-    private var pending = PendingQueries<ResolveOutcome>()
 
     private let problem: @Sendable (String) -> Void
 
@@ -29,29 +27,36 @@ final class Resolver {
         self.problem = problem
     }
 
-    /// The file the channel reads, for the engine's watch.
+    /// The file the channels read, for the engine's watch.
     var resolvConfPath: String { configuration.resolvConfPath }
 
-    /// Makes a channel before a batch of resolutions if there is none yet (the first batch, or
-    /// every read failed so far), and a new one when `reread`: the file changed.
+    /// Before a batch of resolutions: makes the kernel's-choice channel if there is none yet (the
+    /// first batch, or every read failed so far), and new channels when `reread`: the file changed.
     func prepare(reread: Bool) {
-        guard current == nil || reread else { return }
+        guard !channels.has(.kernelChoice) || reread else { return }
         do {
-            let channel = try AresChannel(configuration: configuration)
-            if let old = current { retire(old) }
-            current = channel
+            let channel = try makeChannel(.kernelChoice)
+            channels.replaceAll(with: channel, for: .kernelChoice)
             configurationProblem = nil
         } catch {
-            // Keep the previous channel, if any: an unreadable new file should not stop DNS.
-            if configurationProblem != error.description { problem(error.description) }
-            configurationProblem = error.description
+            // Keep the previous channels, if any: an unreadable new file should not stop DNS.
+            say(error)
         }
     }
 
-    /// Starts resolving `host` for `family` (`nil`: both); `completion` is called once, on the
-    /// engine thread.
+    private func makeChannel(_ egress: Egress) throws(ResolverError) -> AresChannel {
+        try AresChannel(configuration: configuration, egress: egress)
+    }
+
+    private func say(_ error: ResolverError) {
+        if configurationProblem != error.description { problem(error.description) }
+        configurationProblem = error.description
+    }
+
+    /// Starts resolving `host` for `family` (`nil`: both) out of `egress`; `completion` is called
+    /// once, on the engine thread.
     func start(
-        host: String, family: AddressFamily?, deadline: ContinuousClock.Instant,
+        host: String, family: AddressFamily?, egress: Egress, deadline: ContinuousClock.Instant,
         completion: @escaping @Sendable (ResolveOutcome) -> Void
     ) {
         let resolution = PendingQuery(
@@ -68,12 +73,15 @@ final class Resolver {
             resolution.finish(ResolveOutcome(addresses: [], failure: .timeout, detail: "no time left to resolve"))
             return
         }
-        guard let channel = current else {
-            resolution.finish(
-                ResolveOutcome(addresses: [], failure: .error, detail: configurationProblem ?? "no resolver"))
+        let channel: AresChannel
+        do {
+            channel = try channels.channel(for: egress) { () throws(ResolverError) in try makeChannel(egress) }
+        } catch {
+            say(error)
+            resolution.finish(ResolveOutcome(addresses: [], failure: .error, detail: error.description))
             return
         }
-        pending.append(resolution)
+        channels.track(resolution)
         let context = Unmanaged.passRetained(PendingQuery.Call(query: resolution, channel: channel)).toOpaque()
         let callback: ares_addrinfo_callback =
             family == nil
@@ -100,54 +108,6 @@ final class Resolver {
         }
         call.channel.outstanding -= 1
         call.query.finish(outcome)
-    }
-
-    /// Every descriptor of every channel (current and retired).
-    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) {
-        current?.appendWaitDescriptors(to: &descriptors)
-        for channel in retired { channel.appendWaitDescriptors(to: &descriptors) }
-    }
-
-    /// Hands ready descriptors to the channel that owns them.
-    func process(_ descriptors: [curl_waitfd]) {
-        for descriptor in descriptors where descriptor.revents != 0 {
-            current?.process(descriptor)
-            for channel in retired { channel.process(descriptor) }
-        }
-    }
-
-    /// c-ares' own timeouts, then reachd's deadlines; then drops what finished.
-    func processTimeouts(now: ContinuousClock.Instant) {
-        current?.processTimeouts()
-        for channel in retired { channel.processTimeouts() }
-        pending.expire(now: now)
-        retired.removeAll { channel in
-            guard channel.outstanding == 0 else { return false }
-            channel.destroy()
-            return true
-        }
-    }
-
-    /// The earliest moment something must be processed even if no descriptor becomes ready.
-    func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
-        pending.nextWakeUp(now: now, channels: [current].compactMap { $0 } + retired)
-    }
-
-    /// Ends every query (their completions run, marked cancelled) and destroys every channel.
-    func shutdown() {
-        current?.destroy()
-        current = nil
-        for channel in retired { channel.destroy() }
-        retired = []
-        pending.cancelAll()
-    }
-
-    private func retire(_ channel: AresChannel) {
-        if channel.outstanding == 0 {
-            channel.destroy()
-        } else {
-            retired.append(channel)
-        }
     }
 
     /// Maps c-ares' answer to one family's query to an outcome: an answer that the name has no

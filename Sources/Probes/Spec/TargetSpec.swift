@@ -1,9 +1,13 @@
+public import Reachable
+
 /// One `--target NAME=URL`: a named host whose reachability reachd reports.
 public struct TargetSpec: Sendable, Hashable {
     /// 1–63 letters, digits, `_`, `-`, `.`: also a Prometheus label value and a `target:NAME` readiness
     /// condition, so it stays plain.
     public let name: String
     public let url: TargetURL
+    /// Its way out: the kernel's choice unless the spec pins it.
+    public var egress = Egress.kernelChoice
 
     /// Parses `NAME=URL` (split at the first `=`; a URL's query may contain more).
     public static func parse(_ spec: String) throws(SpecError) -> TargetSpec {

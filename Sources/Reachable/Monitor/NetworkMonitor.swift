@@ -12,7 +12,8 @@ import Synchronization
 /// A class around a `Mutex`, not an `actor`: sources publish from their own threads without
 /// awaiting (the netlink thread must never wait), and libmicrohttpd's threads read `current`
 /// synchronously from C callbacks, which cannot `await`. Every critical section is short and
-/// nothing inside it calls out, except yielding to streams (which only enqueues).
+/// nothing inside it calls out, except yielding to streams (which only enqueues) and the
+/// sources' value edits of the document; no other lock is ever taken inside it (`RouteGate`).
 public final class NetworkMonitor: Sendable {
     /// The process-wide instance, started on first use. Its `close()` does nothing, so no
     /// feature can end everyone else's streams by accident.
@@ -84,21 +85,20 @@ public final class NetworkMonitor: Sendable {
     private func receive(_ report: NetlinkSource.Report) {
         switch report {
         case .path(let path, let routing, let batch):
-            // Route questions first, outside every lock: the last known addresses of every source
-            // that probes (one document per change, see `RouteGate`).
-            let verdicts = batch.map(gateVerdicts)
             state.withLock {
                 $0.failure = nil
                 $0.routing = routing
             }
-            update(bumpingEpoch: batch != nil) { status in
-                status.path = path
-                let now = Date()
-                for (gate, unroutable) in verdicts ?? [] { gate.apply(&status, unroutable, now) }
+            guard let batch else {
+                update { $0.path = path }
+                return
             }
-            if batch != nil { notifyNetworkChanged() }
+            // Route questions first, outside every lock: the last known addresses of every source
+            // that probes (one document per change, see `RouteGate`).
+            publish(path, judgedBy: gateVerdicts(batch)[...], edits: [], at: Date())
+            notifyNetworkChanged()
         case .networkChanged:
-            update(bumpingEpoch: true) { _ in }
+            update(bumpingEpoch: true) { _, _ in }
             notifyNetworkChanged()
         case .unobservable(let cause, let attempts, let givenUp):
             if givenUp {
@@ -108,12 +108,34 @@ public final class NetworkMonitor: Sendable {
         }
     }
 
-    /// Asks the kernel about every gate's addresses (on the netlink thread, no lock held).
-    private func gateVerdicts(_ questions: RouteQuestions) -> [(RouteGate, Set<IPAddress>)] {
+    /// Asks the kernel every gate's questions (on the netlink thread, no lock held).
+    private func gateVerdicts(_ questions: RouteQuestions) -> [(RouteGate, Set<RouteQuestion>)] {
         let gates = state.withLock { $0.gates }
         return gates.map { gate in
-            (gate, Set(gate.addresses().filter { questions.verdict($0) == .noRoute }))
+            (gate, Set(gate.questions().filter { questions.verdict($0) == .noRoute }))
         }
+    }
+
+    /// Publishes a batch: each gate judges it holding its own lock, outside the monitor's; inside
+    /// the last one the batch's document is made with every gate's edit (see `RouteGate`).
+    private func publish(
+        _ path: NetworkPath, judgedBy verdicts: ArraySlice<(RouteGate, Set<RouteQuestion>)>,
+        edits: [RouteGate.Edit], at now: Date
+    ) {
+        guard let (gate, unroutable) = verdicts.first else {
+            update(bumpingEpoch: true) { status, _ in
+                status.path = path
+                for edit in edits { edit(&status) }
+            }
+            return
+        }
+        var published = false
+        gate.judge(unroutable, path, now) { edit in
+            published = true
+            publish(path, judgedBy: verdicts.dropFirst(), edits: edits + [edit], at: now)
+        }
+        // A gate that broke its promise does not hold the batch back.
+        if !published { publish(path, judgedBy: verdicts.dropFirst(), edits: edits, at: now) }
     }
 
     private func notifyNetworkChanged() {
@@ -208,7 +230,8 @@ public final class NetworkMonitor: Sendable {
 
     /// Merges a probe result begun at `epoch`, unless a batch of kernel notifications came since
     /// (its route gate may already have judged what the result would overwrite; a fresh run is
-    /// under way). `change` runs only when applied.
+    /// under way). `change` runs only when applied. A source calls it holding its own lock, so
+    /// that the book it records into and the document agree (lock order: source → monitor).
     ///
     /// - Returns: whether the change was applied.
     @discardableResult
@@ -223,13 +246,10 @@ public final class NetworkMonitor: Sendable {
     }
 
     /// Merges one source's contribution into the document. A new status (and sequence) only
-    /// when the document differs from the last apart from its bookkeeping.
+    /// when the document differs from the last apart from its bookkeeping. `change` runs under
+    /// the monitor's lock: it edits values only, and takes no lock.
     package func update(_ change: (inout ReachabilityStatus) -> Void) {
         update(bumpingEpoch: false) { status, _ in change(&status) }
-    }
-
-    private func update(bumpingEpoch: Bool, _ change: (inout ReachabilityStatus) -> Void) {
-        update(bumpingEpoch: bumpingEpoch) { status, _ in change(&status) }
     }
 
     private func update(bumpingEpoch: Bool, _ change: (inout ReachabilityStatus, _ epoch: UInt64) -> Void) {

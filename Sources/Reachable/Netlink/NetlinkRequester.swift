@@ -95,11 +95,14 @@ final class NetlinkRequester {
 
     /// The kernel's route for one destination address. A failure to ask (the socket broke, no
     /// answer in time) is `.failed` with the errno, which the caller tells apart from the
-    /// kernel's own "no route" answers by `SystemError.isTransient`.
-    func lookup(_ destination: IPAddress) -> RouteLookup {
+    /// kernel's own "no route" answers by `SystemError.isTransient`. `outputInterface` (not 0):
+    /// a route out of that interface only.
+    func lookup(_ destination: IPAddress, outputInterface: Int32 = 0) -> RouteLookup {
         do {
             let sequence = nextSequence()
-            try socket.send(NetlinkRequests.routeLookup(destination: destination, sequence: sequence))
+            try socket.send(
+                NetlinkRequests.routeLookup(
+                    destination: destination, outputInterface: outputInterface, sequence: sequence))
             while true {
                 for envelope in try receiveAnswer(sequence, parser: &lookupParser) {
                     switch envelope.message {
@@ -122,10 +125,12 @@ final class NetlinkRequester {
 
     /// The routing-table entry the kernel matches for `destination` now (`RTM_F_FIB_MATCH`);
     /// `nil` when no entry matches or the question could not be asked.
-    func matchedEntry(_ destination: IPAddress) -> RouteRecord.Entry? {
+    func matchedEntry(_ destination: IPAddress, outputInterface: Int32 = 0) -> RouteRecord.Entry? {
         do {
             let sequence = nextSequence()
-            try socket.send(NetlinkRequests.routeLookup(destination: destination, fibMatch: true, sequence: sequence))
+            try socket.send(
+                NetlinkRequests.routeLookup(
+                    destination: destination, outputInterface: outputInterface, fibMatch: true, sequence: sequence))
             while true {
                 for envelope in try receiveAnswer(sequence, parser: &lookupParser) {
                     switch envelope.message {

@@ -6,7 +6,7 @@ import Synchronization
 /// Only valid on the thread that handed it out, while its report runs.
 struct RouteQuestions: @unchecked Sendable {
     // Unchecked: it is called only on the netlink thread, inside the report that carries it.
-    let verdict: (IPAddress) -> RouteVerdict
+    let verdict: (RouteQuestion) -> RouteVerdict
 }
 
 /// The kernel side of the monitor: an event socket subscribed to every rtnetlink group that can
@@ -305,8 +305,11 @@ final class NetlinkSource: @unchecked Sendable {
     /// socket and judged against the table just read (one rule: `RouteVerdict`).
     private func routeQuestions() -> RouteQuestions {
         let routing = RoutingSnapshot(table)
-        return RouteQuestions { [self] address in
-            RouteVerdict(judging: settledLookup(address), by: routing)
+        return RouteQuestions { [self] question in
+            guard let interface = routing.outputInterface(for: question.egress) else { return .noRoute }
+            return RouteVerdict(
+                judging: settledLookup(question.address, outputInterface: interface), by: routing,
+                pinnedTo: interface)
         }
     }
 
@@ -315,16 +318,17 @@ final class NetlinkSource: @unchecked Sendable {
     /// first, then the route — never the other way round, or the route could come from an
     /// entry unlinked in between. Pauses 1, 2, 4 … 128 ms; after that (or when stopped) it
     /// answers as the kernel does.
-    private func settledLookup(_ destination: IPAddress) -> RouteLookup {
+    private func settledLookup(_ destination: IPAddress, outputInterface: Int32 = 0) -> RouteLookup {
         var pause = 1
         while !removedRoutes.isEmpty, pause <= 128,
-            let entry = connection.requester.matchedEntry(destination), removedRoutes.contains(entry)
+            let entry = connection.requester.matchedEntry(destination, outputInterface: outputInterface),
+            removedRoutes.contains(entry)
         {
             stats.withLock { $0.staleLookups += 1 }
             guard sleep(.milliseconds(pause)) else { break }
             pause *= 2
         }
-        return connection.requester.lookup(destination)
+        return connection.requester.lookup(destination, outputInterface: outputInterface)
     }
 
     /// Errors that are the kernel's answer about routing itself, not a failure to ask: no route,

@@ -13,9 +13,11 @@ public final class RouteChecker: Sendable {
         self.monitor = monitor
     }
 
-    /// The verdict for one address.
-    public func route(to address: IPAddress) -> RouteVerdict {
-        let answer = requester.withLock { $0.lookup(address) }
-        return RouteVerdict(judging: answer, by: monitor.routingSnapshot)
+    /// The verdict for one address out of `egress`.
+    public func route(to address: IPAddress, via egress: Egress = .kernelChoice) -> RouteVerdict {
+        let snapshot = monitor.routingSnapshot
+        guard let interface = snapshot.outputInterface(for: egress) else { return .noRoute }
+        let answer = requester.withLock { $0.lookup(address, outputInterface: interface) }
+        return RouteVerdict(judging: answer, by: snapshot, pinnedTo: interface)
     }
 }

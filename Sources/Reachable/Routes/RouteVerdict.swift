@@ -2,8 +2,10 @@
 /// interface with a usable preferred source address — or a `local` route (an address of this
 /// host, `127.0.0.1`, `::1`): a sidecar's own pod is the commonest target.
 public enum RouteVerdict: Sendable, Equatable {
-    /// Routable; the output interface the kernel chose (`lo` for a local address).
-    case routable(interface: String)
+    /// Routable; the output interface the kernel chose (`lo` for a local address) and the
+    /// preferred source address it would send from (`nil` for a local address: the kernel
+    /// picks it), which a pinned probe binds to so that policy routing applies.
+    case routable(interface: String, source: IPAddress?)
     /// No usable route: none at all, an `unreachable`/`blackhole`/`prohibit` one, one out of an
     /// interface that is down, or one without a usable source address.
     case noRoute
@@ -18,10 +20,17 @@ public enum RouteVerdict: Sendable, Equatable {
     /// and a connect then sends from `0.0.0.0`; with only a tentative IPv6 address the kernel
     /// picks the link-local one. Either way no answer can come back
     /// (`NamespaceRouteVerdictTests` shows both).
-    package init(judging answer: RouteLookup, by snapshot: RoutingSnapshot) {
+    ///
+    /// - Parameter pinnedTo: the interface a pinned egress asked for (0: the kernel's choice):
+    ///   a route out of any other interface (a local address among them) carries nothing for it.
+    package init(judging answer: RouteLookup, by snapshot: RoutingSnapshot, pinnedTo: Int32 = 0) {
+        if pinnedTo != 0, case .route(_, let interface, _) = answer, interface != pinnedTo {
+            self = .noRoute
+            return
+        }
         switch answer {
         case .route(let type, let interface?, _) where type == KernelValue.localRoute:
-            self = .routable(interface: snapshot.interfaceNames[interface] ?? "lo")
+            self = .routable(interface: snapshot.interfaceNames[interface] ?? "lo", source: nil)
         case .route(let type, let interface?, let source?) where type == KernelValue.unicastRoute:
             guard snapshot.usableInterfaces.contains(interface), snapshot.usableAddresses.contains(source),
                 let name = snapshot.interfaceNames[interface]
@@ -29,7 +38,7 @@ public enum RouteVerdict: Sendable, Equatable {
                 self = .noRoute
                 return
             }
-            self = .routable(interface: name)
+            self = .routable(interface: name, source: source)
         case .route:
             self = .noRoute
         case .failed(let code):

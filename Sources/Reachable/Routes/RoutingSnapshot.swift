@@ -15,4 +15,11 @@ package struct RoutingSnapshot: Sendable, Equatable {
         }
         usableAddresses = Set(table.addresses.filter(\.isUsable).map(\.address))
     }
+
+    /// The interface index a route question for `egress` names (`RTA_OIF`): 0 for the kernel's
+    /// choice; `nil` when the pinned interface does not exist (it carries nothing).
+    package func outputInterface(for egress: Egress) -> Int32? {
+        guard let name = egress.interface else { return 0 }
+        return interfaceNames.first { $0.value == name }?.key
+    }
 }

@@ -1,0 +1,92 @@
+import CProbeLibraries
+
+/// c-ares channels, one under each key, and the queries sent on them: the driver the resolver
+/// (a channel per egress) and the nameserver check (a channel per server) share. A channel is
+/// made on first use, dropped once it has been idle for `idleLifetime`, and retired — finishing
+/// the queries it has, then destroyed — when it is replaced. Engine thread only.
+final class AresChannels<Key: Hashable, Outcome: TimedOutcome>: EngineDriver {
+    private var channels: [Key: AresChannel] = [:]
+    private var lastUsed: [Key: ContinuousClock.Instant] = [:]
+    private var retired: [AresChannel] = []
+    private var pending = PendingQueries<Outcome>()
+    private let idleLifetime: Duration
+
+    init(idleLifetime: Duration) {
+        self.idleLifetime = idleLifetime
+    }
+
+    /// The channel under `key`: the one there is, or a new one from `make`.
+    func channel(
+        for key: Key, make: () throws(ResolverError) -> AresChannel
+    ) throws(ResolverError) -> AresChannel {
+        lastUsed[key] = .now
+        if let channel = channels[key] { return channel }
+        let channel = try make()
+        channels[key] = channel
+        return channel
+    }
+
+    /// Whether a channel is under `key`.
+    func has(_ key: Key) -> Bool { channels[key] != nil }
+
+    /// Puts `channel` under `key`, retiring every other channel (the configuration they read
+    /// is gone): those under other keys are made again on their next use.
+    func replaceAll(with channel: AresChannel, for key: Key) {
+        for old in channels.values { retire(old) }
+        channels = [key: channel]
+        lastUsed = [key: .now]
+    }
+
+    /// Keeps `query`'s deadline.
+    func track(_ query: PendingQuery<Outcome>) {
+        pending.append(query)
+    }
+
+    func processTimeouts(now: ContinuousClock.Instant) {
+        for channel in channels.values { channel.processTimeouts() }
+        for channel in retired { channel.processTimeouts() }
+        pending.expire(now: now)
+        retired.removeAll { channel in
+            guard channel.outstanding == 0 else { return false }
+            channel.destroy()
+            return true
+        }
+        for (key, used) in lastUsed where now - used > idleLifetime && channels[key]?.outstanding == 0 {
+            channels.removeValue(forKey: key)?.destroy()
+            lastUsed[key] = nil
+        }
+    }
+
+    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) {
+        for channel in channels.values { channel.appendWaitDescriptors(to: &descriptors) }
+        for channel in retired { channel.appendWaitDescriptors(to: &descriptors) }
+    }
+
+    func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        pending.nextWakeUp(now: now, channels: Array(channels.values) + retired)
+    }
+
+    func process(_ descriptors: [curl_waitfd]) {
+        for descriptor in descriptors where descriptor.revents != 0 {
+            for channel in channels.values { channel.process(descriptor) }
+            for channel in retired { channel.process(descriptor) }
+        }
+    }
+
+    func shutdown() {
+        for channel in channels.values { channel.destroy() }
+        for channel in retired { channel.destroy() }
+        channels = [:]
+        lastUsed = [:]
+        retired = []
+        pending.cancelAll()
+    }
+
+    private func retire(_ channel: AresChannel) {
+        if channel.outstanding == 0 {
+            channel.destroy()
+        } else {
+            retired.append(channel)
+        }
+    }
+}
