@@ -16,14 +16,15 @@ final class CurlTransfers: EngineDriver {
     }
 
     /// Starts one TCP connect or HTTP(S) request; `completion` is called once.
-    func start(_ job: ProbeJob, completion: @escaping @Sendable (ProbeOutcome) -> Void) {
+    func start(_ job: ProbeJob, connectOnly: Bool, completion: @escaping @Sendable (ProbeOutcome) -> Void) {
         guard job.deadline > .now else {
             completion(.failed(.timeout, detail: "no time left to probe"))
             return
         }
         let transfer: Transfer
         do {
-            transfer = try Transfer(job: job, trustedCertificates: trustedCertificates, completion: completion)
+            transfer = try Transfer(
+                job: job, connectOnly: connectOnly, trustedCertificates: trustedCertificates, completion: completion)
         } catch {
             completion(.failed(.error, detail: error.message))
             return

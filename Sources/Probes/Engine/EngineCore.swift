@@ -6,7 +6,8 @@ import Synchronization
 
 /// Work submitted from any thread, taken by the engine thread.
 enum EngineWork: Sendable {
-    case probe(ProbeJob, @Sendable (ProbeOutcome) -> Void)
+    /// A libcurl transfer: a TCP connect only, or an HTTP(S) request.
+    case transfer(ProbeJob, connectOnly: Bool, @Sendable (ProbeOutcome) -> Void)
     /// Resolve a host out of an egress: one family's addresses, or (`nil`) both families' in one
     /// lookup.
     case resolve(String, AddressFamily?, Egress, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
@@ -180,9 +181,9 @@ final class EngineCore: @unchecked Sendable {
         }
         for item in work {
             switch item {
-            case .probe(let job, let completion):
+            case .transfer(let job, let connectOnly, let completion):
                 counters.withLock { $0.probes += 1 }
-                transfers.start(job, completion: completion)
+                transfers.start(job, connectOnly: connectOnly, completion: completion)
             case .resolve(let host, let family, let egress, let deadline, let completion):
                 counters.withLock { $0.resolutions += 1 }
                 resolver.start(host: host, family: family, egress: egress, deadline: deadline, completion: completion)
@@ -234,7 +235,7 @@ final class EngineCore: @unchecked Sendable {
         let cancelled = ProbeOutcome(failure: .error, detail: "the engine stopped", wasCancelled: true)
         for item in unstarted {
             switch item {
-            case .probe(_, let completion): completion(cancelled)
+            case .transfer(_, _, let completion): completion(cancelled)
             case .resolve(_, _, _, _, let completion):
                 completion(
                     ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true))

@@ -43,12 +43,22 @@ public final class ProbeEngine: Sendable {
         stop()
     }
 
-    /// Submits a TCP connect or HTTP(S) request.
+    /// Probes one routed address as its URL's kind does (`ProbeKind`).
     ///
     /// - Returns: `false` when the engine is stopped; the completion is then never called.
     @discardableResult
     public func probe(_ job: ProbeJob, completion: @escaping @Sendable (ProbeOutcome) -> Void) -> Bool {
-        core.submit(.probe(job, completion))
+        job.url.kind.probe(job, on: self, completion: completion)
+    }
+
+    /// Submits a libcurl transfer: a TCP connect (`connectOnly`) or an HTTP(S) request.
+    ///
+    /// - Returns: `false` when the engine is stopped; the completion is then never called.
+    @discardableResult
+    public func transfer(
+        _ job: ProbeJob, connectOnly: Bool, completion: @escaping @Sendable (ProbeOutcome) -> Void
+    ) -> Bool {
+        core.submit(.transfer(job, connectOnly: connectOnly, completion))
     }
 
     /// Resolves a host name to its addresses (an IP literal comes back at once, without DNS).

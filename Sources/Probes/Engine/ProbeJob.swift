@@ -2,7 +2,7 @@ public import Reachable
 
 /// One connection or request the engine makes: what, to which address, until when.
 public struct ProbeJob: Sendable, Equatable {
-    /// A `tcp://`, `http://` or `https://` URL (`host://` needs no probe: resolving and routing is all).
+    /// The target's URL; its kind probes the job.
     public let url: TargetURL
     /// The address to connect to: the one the caller resolved and routed. libcurl never resolves the
     /// URL's host itself (`CURLOPT_CONNECT_TO`), yet `Host:`, SNI and certificate checks still use it.
@@ -23,7 +23,6 @@ public struct ProbeJob: Sendable, Equatable {
         url: TargetURL, address: IPAddress, egress: Egress = .kernelChoice, source: IPAddress? = nil,
         deadline: ContinuousClock.Instant, expectedBodyPrefix: [UInt8]? = nil
     ) {
-        precondition(url.scheme != .host, "host:// targets are not probed beyond DNS and the route")
         precondition(
             (expectedBodyPrefix?.count ?? 0) <= ProbeLimits.maximumExpectedBody, "expected body prefix too long")
         self.url = url
@@ -33,7 +32,4 @@ public struct ProbeJob: Sendable, Equatable {
         self.deadline = deadline
         self.expectedBodyPrefix = expectedBodyPrefix?.isEmpty == true ? nil : expectedBodyPrefix
     }
-
-    /// `tcp://` only connects.
-    var connectOnly: Bool { url.scheme == .tcp }
 }

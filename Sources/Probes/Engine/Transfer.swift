@@ -6,6 +6,8 @@ import Reachable
 final class Transfer {
     let easy: UnsafeMutableRawPointer
     let job: ProbeJob
+    /// `tcp://`: the handshake is the whole probe.
+    private let connectOnly: Bool
     private let completion: @Sendable (ProbeOutcome) -> Void
     /// Owned by this transfer: curl keeps pointers to both until the handle is cleaned up.
     private var connectTo: UnsafeMutablePointer<curl_slist>?
@@ -21,11 +23,13 @@ final class Transfer {
     ///
     /// - Throws: when curl refuses an option (the job would otherwise run without it).
     init(
-        job: ProbeJob, trustedCertificates: String?, completion: @escaping @Sendable (ProbeOutcome) -> Void
+        job: ProbeJob, connectOnly: Bool, trustedCertificates: String?,
+        completion: @escaping @Sendable (ProbeOutcome) -> Void
     ) throws(TransferSetupError) {
         guard let easy = reachd_curl_easy_init() else { throw TransferSetupError("curl_easy_init failed") }
         self.easy = easy
         self.job = job
+        self.connectOnly = connectOnly
         self.completion = completion
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         try configure()
@@ -70,7 +74,7 @@ final class Transfer {
             try set(CURLOPT_INTERFACE, "if!\(interface)")
         }
         try set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
-        if job.connectOnly {
+        if connectOnly {
             try set(CURLOPT_CONNECT_ONLY, 1)
         } else {
             try check(reachd_curl_easy_setopt_write_function(easy, Transfer.write))
@@ -115,7 +119,7 @@ final class Transfer {
         var outcome = ProbeOutcome(
             failure: answered ? nil : CurlFailure.reason(for: code, socketErrno: Int32(clamping: socketErrno)),
             timings: timings())
-        if answered, !job.connectOnly {
+        if answered, !connectOnly {
             var status = 0
             _ = reachd_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
             outcome.statusCode = status

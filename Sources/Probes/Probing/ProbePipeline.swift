@@ -99,10 +99,6 @@ struct ProbePipeline: Sendable {
         for address in addresses {
             switch routes.route(to: address, via: egress) {
             case .routable(let interface, let source):
-                guard url.scheme != .host else {
-                    return completion(
-                        FamilyResult(family: family, address: address, interface: interface, outcome: .succeeded))
-                }
                 let job = ProbeJob(
                     url: url, address: address, egress: egress, source: source, deadline: deadline,
                     expectedBodyPrefix: expectedBody)
@@ -282,9 +278,4 @@ private final class FamilyRun: @unchecked Sendable {
         result.lookupDetails = lookupDetails.filter { failed.contains($0.key) }
         return result
     }
-}
-
-extension ProbeOutcome {
-    /// A success decided without a packet (`host://`: resolving and routing is all).
-    static let succeeded = ProbeOutcome(failure: nil)
 }

@@ -68,7 +68,7 @@ public struct SpecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .duplicateName: "another target has the same name"
         case .unsupportedScheme:
             subject == .target
-                ? "the URL must start with host://, tcp://, http:// or https://"
+                ? "the URL must start with \(ProbeKinds.schemeList)"
                 : "the URL must start with http:// or https://"
         case .missingHost: "the URL has no host"
         case .invalidHost: "the host is neither a name nor an IP address (IPv6 goes in brackets: [2001:db8::1])"

@@ -15,7 +15,7 @@ public struct TargetSpec: Sendable, Hashable {
         guard let equals = spec.firstIndex(of: "=") else { throw refuse(.missingEquals) }
         let name = String(spec[..<equals])
         guard isValidName(name) else { throw refuse(.invalidName) }
-        switch TargetURL.parse(String(spec[spec.index(after: equals)...]), allowed: [.host, .tcp, .http, .https]) {
+        switch TargetURL.parse(String(spec[spec.index(after: equals)...]), allowed: ProbeKinds.schemes) {
         case .success(let url): return TargetSpec(name: name, url: url)
         case .failure(let problem): throw refuse(problem)
         }

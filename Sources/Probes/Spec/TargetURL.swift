@@ -5,14 +5,11 @@ public import Reachable
 /// Parsed by hand, not by Foundation's `URL`: the forms are few and strict (the URL table in docs/probes.md), every
 /// refusal needs its own message, and `host://` and `tcp://` are not URLs Foundation validates usefully.
 public struct TargetURL: Sendable, Hashable, CustomStringConvertible {
-    public enum Scheme: String, Sendable, Hashable {
-        /// The name resolves and the kernel has a route: DNS only.
-        case host
-        /// And a TCP handshake completes.
-        case tcp
-        /// And a GET answers 200–399.
-        case http
-        case https
+    /// A URL scheme, lower case; each `ProbeKind` declares its own (`.tcp` in `TCPProbe.swift`).
+    public struct Scheme: RawRepresentable, Sendable, Hashable, ExpressibleByStringLiteral {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral value: String) { rawValue = value }
     }
 
     public let scheme: Scheme
@@ -29,28 +26,23 @@ public struct TargetURL: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { text }
 
-    /// The URL libcurl is given: `http`/`https` as written (normalised), and for `tcp` an `http://`
-    /// URL that the engine only connects to (`CURLOPT_CONNECT_ONLY`). `nil` for `host://`.
-    public var requestURL: String? {
-        guard let port else { return nil }
-        let authority = "\(literal?.urlHost ?? host):\(port)"
-        switch scheme {
-        case .host: return nil
-        case .tcp: return "http://\(authority)/"
-        case .http, .https: return "\(scheme.rawValue)://\(authority)\(path)"
-        }
-    }
+    /// The kind that probes it (its scheme's, registered in `ProbeKinds`).
+    public var kind: any ProbeKind.Type { ProbeKinds.kind(for: scheme)! }
+
+    /// The URL libcurl is given, for the kinds that probe through it (`nil` for `host://`).
+    public var requestURL: String? { kind.requestURL(of: self) }
 
     /// Parses one URL.
     ///
     /// - Parameters:
     ///   - text: the URL as given.
-    ///   - allowed: the schemes this option takes (targets: all four; connectivity: `http`, `https`).
+    ///   - allowed: the schemes this option takes (targets: every kind's; connectivity: `http`, `https`).
     /// - Returns: the parsed URL, or the problem; the caller wraps it into a `SpecError` that names the
     ///   whole spec.
     static func parse(_ text: String, allowed: Set<Scheme>) -> Result<TargetURL, SpecError.Problem> {
         guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://"),
-            let scheme = Scheme(rawValue: text[..<colon].lowercased()), allowed.contains(scheme)
+            case let scheme = Scheme(rawValue: text[..<colon].lowercased()), allowed.contains(scheme),
+            let kind = ProbeKinds.kind(for: scheme)
         else { return .failure(.unsupportedScheme) }
         let rest = text[text.index(colon, offsetBy: 3)...]
         let authorityEnd =
@@ -74,29 +66,20 @@ public struct TargetURL: Sendable, Hashable, CustomStringConvertible {
         case .success(let address): literal = address
         }
 
-        var port: UInt16?
+        var written: UInt16?
         if let portPart {
             guard let number = HostSyntax.port(portPart) else { return .failure(.invalidPort) }
-            port = number
+            written = number
         }
-        var path = ""
-        switch scheme {
-        case .host:
-            if port != nil { return .failure(.unexpectedPort) }
-            if !remainder.isEmpty, remainder != "/" { return .failure(.unexpectedPath) }
-        case .tcp:
-            if port == nil { return .failure(.missingPort) }
-            if !remainder.isEmpty, remainder != "/" { return .failure(.unexpectedPath) }
-        case .http, .https:
-            if port == nil { port = scheme == .http ? 80 : 443 }
-            path = remainder.hasPrefix("/") ? remainder : "/" + remainder
-            if !HostSyntax.isSafePath(path) { return .failure(.invalidPath) }
+        let port: UInt16?
+        let path: String
+        switch kind.parts(scheme, port: written, remainder: remainder) {
+        case .failure(let problem): return .failure(problem)
+        case .success(let parts): (port, path) = parts
         }
         let url = TargetURL(
             scheme: scheme, host: String(hostPart), literal: literal, port: port, path: path, text: text)
-        if let requestURL = url.requestURL, scheme != .tcp, !CurlURLCheck.accepts(requestURL) {
-            return .failure(.invalidPath)
-        }
+        if let problem = kind.refusal(of: url) { return .failure(problem) }
         return .success(url)
     }
 }

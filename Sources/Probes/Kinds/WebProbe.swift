@@ -1,0 +1,39 @@
+import Reachable
+
+extension TargetURL.Scheme {
+    /// A GET answers 200–399.
+    public static let http: Self = "http"
+    /// The same over TLS, the certificate verified.
+    public static let https: Self = "https"
+}
+
+/// `http://` and `https://`: one GET through libcurl, answered 200–399 (the connectivity check
+/// compares the body's beginning too).
+public enum WebProbe: ProbeKind {
+    public static let schemes: [TargetURL.Scheme] = [.http, .https]
+
+    public static func parts(
+        _ scheme: TargetURL.Scheme, port: UInt16?, remainder: String
+    ) -> Result<(port: UInt16?, path: String), SpecError.Problem> {
+        let path = remainder.hasPrefix("/") ? remainder : "/" + remainder
+        if !HostSyntax.isSafePath(path) { return .failure(.invalidPath) }
+        return .success((port ?? (scheme == .http ? 80 : 443), path))
+    }
+
+    /// libcurl's own parser must take the URL, so a spec accepted at start is one the engine can set.
+    public static func refusal(of url: TargetURL) -> SpecError.Problem? {
+        guard let requestURL = requestURL(of: url), CurlURLCheck.accepts(requestURL) else { return .invalidPath }
+        return nil
+    }
+
+    /// As written, normalised.
+    public static func requestURL(of url: TargetURL) -> String? {
+        url.port.map { "\(url.scheme.rawValue)://\(url.literal?.urlHost ?? url.host):\($0)\(url.path)" }
+    }
+
+    public static func probe(
+        _ job: ProbeJob, on engine: ProbeEngine, completion: @escaping @Sendable (ProbeOutcome) -> Void
+    ) -> Bool {
+        engine.transfer(job, connectOnly: false, completion: completion)
+    }
+}
