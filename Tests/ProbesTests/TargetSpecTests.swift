@@ -125,6 +125,12 @@ import Testing
         }
     }
 
+    @Test func anUnknownSchemeIsRefusedListingEveryRegisteredKind() {
+        #expect(ProbeKinds.schemes == [.host, .tcp, .http, .https])
+        let refusal = SpecError(.target, spec: "x=udp://x:1", problem: .unsupportedScheme).description
+        #expect(refusal.hasSuffix("the URL must start with host://, tcp://, http:// or https://"), "\(refusal)")
+    }
+
     @Test func listKeepsConfigurationOrderAndRefusesDuplicateNames() throws {
         let targets = try TargetSpec.parseList(["b=host://b.internal", "a=tcp://a.internal:1", "B=host://b.internal"])
         #expect(targets.map(\.name) == ["b", "a", "B"], "names are case-sensitive, order is kept")
