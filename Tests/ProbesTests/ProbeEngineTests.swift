@@ -39,6 +39,24 @@ struct ProbeEngineTests {
         #expect(server.requests.first?.hasPrefix("GET /generate_204 HTTP/1.1\r\n") == true)
     }
 
+    /// A pinned job's socket is bound to its interface (`CURLOPT_INTERFACE if!NAME`): out of `lo`
+    /// it reaches the loopback server; out of an interface that does not exist it fails without
+    /// connecting anywhere else.
+    @Test func aPinnedJobConnectsOnlyOutOfItsInterface() async throws {
+        let server = try TestHTTPServer(.respond(Self.noContent))
+        let url = try Self.url("http://127.0.0.1:\(server.port)/")
+        func pinned(_ interface: String) -> ProbeJob {
+            ProbeJob(
+                url: url, address: IPAddress("127.0.0.1")!, egress: .pinned(to: interface),
+                deadline: .now + .seconds(3))
+        }
+        let throughLoopback = await engine.probe(pinned("lo"))
+        #expect(throughLoopback.failure == nil && throughLoopback.statusCode == 204, "\(throughLoopback)")
+        let nowhere = await engine.probe(pinned("nosuch0"))
+        #expect(nowhere.failure != nil, "\(nowhere)")
+        #expect(server.requests.count == 1, "only the probe through lo arrived")
+    }
+
     @Test func redirectIsAnAnswerAndIsNotFollowed() async throws {
         let server = try TestHTTPServer { head in
             head.hasPrefix("GET /login ")

@@ -46,6 +46,18 @@ struct ResolverTests {
         #expect(outcome.addresses == [IPAddress("198.18.1.10")!])
     }
 
+    /// A pinned egress has a channel of its own whose sockets are bound to the interface
+    /// (`ares_set_local_dev`): through `lo` the loopback server answers; through an interface
+    /// that does not exist nothing can be sent, and the kernel's-choice channel is unharmed.
+    @Test func aPinnedEgressResolvesThroughItsOwnChannel() async {
+        let pinned = await engine.resolve("db.test", via: .pinned(to: "lo"))
+        #expect(pinned.addresses == [IPAddress("198.18.1.10")!], "\(pinned) \(dnsA.log)")
+        let nowhere = await engine.resolve("db.test", via: .pinned(to: "nosuch0"), timeout: .seconds(3))
+        #expect(nowhere.failure != nil && nowhere.addresses.isEmpty, "\(nowhere)")
+        let unpinned = await engine.resolve("db.test")
+        #expect(unpinned.addresses == [IPAddress("198.18.1.10")!], "\(unpinned)")
+    }
+
     @Test func addressesOfBothFamiliesComeBackSortedNumerically() async {
         let outcome = await engine.resolve("multi.test")
         #expect(outcome.addresses.map(\.description) == ["198.18.1.3", "198.18.1.20", "2001:db8::5"], "\(outcome)")

@@ -15,10 +15,14 @@ final class AresChannel {
     var outstanding = 0
 
     /// Reads the resolver configuration into a new channel whose queries leave through `egress`
-    /// (`ares_set_local_dev` binds its sockets to a pinned interface).
+    /// (`ares_set_local_dev` binds its sockets to a pinned interface, which must exist).
     ///
     /// - Throws: c-ares' message when the channel cannot be created.
     init(configuration: ResolverConfiguration, egress: Egress = .kernelChoice) throws(ResolverError) {
+        // c-ares ignores a failed SO_BINDTODEVICE and would send the kernel's way instead.
+        if let interface = egress.interface, if_nametoindex(interface) == 0 {
+            throw ResolverError("cannot resolve via \(interface): no such interface")
+        }
         var options = ares_options()
         var mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_RESOLVCONF | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES
         options.sock_state_cb = Self.socketStateCallback

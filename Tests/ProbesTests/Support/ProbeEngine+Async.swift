@@ -12,9 +12,11 @@ extension ProbeEngine {
 
     /// `resolve` for tests, with a timeout from now: generous by default, so c-ares' own retries
     /// (1 s, then 2 s) fit when a busy machine delays a datagram; tests of timeouts pass their own.
-    func resolve(_ host: String, timeout: Duration = .seconds(10)) async -> ResolveOutcome {
+    func resolve(
+        _ host: String, via egress: Egress = .kernelChoice, timeout: Duration = .seconds(10)
+    ) async -> ResolveOutcome {
         await withCheckedContinuation { continuation in
-            let accepted = resolve(host, deadline: .now + timeout) { continuation.resume(returning: $0) }
+            let accepted = resolve(host, via: egress, deadline: .now + timeout) { continuation.resume(returning: $0) }
             if !accepted {
                 continuation.resume(returning: ResolveOutcome(addresses: [], failure: .error, wasCancelled: true))
             }
