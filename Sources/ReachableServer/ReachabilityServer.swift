@@ -66,15 +66,18 @@ public final class ReachabilityServer: Service, Sendable {
             hub.stopWriters()
             throw error
         }
+        // The netlink counters follow every batch, even one that changes no document (on the
+        // netlink thread: it only sets gauges).
+        let batches = monitor.observeNetworkChanges { [weak self] _ in
+            guard let self else { return }
+            metrics.recordSource(monitor.statistics)
+        }
+        defer { monitor.removeNetworkChangeObserver(batches) }
         await withTaskGroup(of: Void.self) { group in
             // A child task, so it has ended before `drain` stops the daemon; and `drain` stops the
             // writers it hands each heartbeat to before that: a late resume can never meet the
             // daemon's stop (which aborts on a suspended connection).
             group.addTask { await self.sendHeartbeats() }
-            // The netlink counters follow every batch, even one that changes no document.
-            group.addTask {
-                for await _ in self.monitor.networkChanges { self.metrics.recordSource(self.monitor.statistics) }
-            }
             await withGracefulShutdownHandler {
                 // Ends when the monitor closes (shutdown) or this task is cancelled.
                 for await status in monitor.updates {

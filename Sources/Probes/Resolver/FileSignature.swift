@@ -3,9 +3,8 @@ import Glibc
 
 /// Identity and version of a file without reading it: device, inode, size and modification time.
 ///
-/// Compared before each batch of resolutions, so an edited or replaced `resolv.conf` (editors and
-/// resolvconf write a new file and rename it: a new inode) re-initialises the channel without a
-/// watcher thread. One `stat` per batch is far cheaper than the DNS query that follows.
+/// `FileWatch` compares it when an event arrives in the watched file's directory under another
+/// name: only a change of what the path leads to (a swapped symlink) counts as a change.
 struct FileSignature: Equatable {
     var device: UInt64
     var inode: UInt64

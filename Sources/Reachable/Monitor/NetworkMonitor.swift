@@ -23,7 +23,6 @@ public final class NetworkMonitor: Sendable {
         var latest: ReachabilityStatus
         var subscribers: [UInt64: AsyncStream<ReachabilityStatus>.Continuation] = [:]
         var changeObservers: [UInt64: @Sendable (NetworkChange) -> Void] = [:]
-        var changeStreams: [UInt64: AsyncStream<NetworkChange>.Continuation] = [:]
         var nextID: UInt64 = 0
         var batches: UInt64 = 0
         var isClosed = false
@@ -142,7 +141,6 @@ public final class NetworkMonitor: Sendable {
         let observers = state.withLock { state in
             state.batches += 1
             let change = NetworkChange(batch: state.batches)
-            for stream in state.changeStreams.values { stream.yield(change) }
             return (Array(state.changeObservers.values), change)
         }
         for observer in observers.0 { observer(observers.1) }
@@ -166,30 +164,13 @@ public final class NetworkMonitor: Sendable {
     /// A new subscription: the current status at once, then every change. A slow consumer finds
     /// only the newest status waiting (status is state, not a log). Finishes when the monitor closes.
     public var updates: AsyncStream<ReachabilityStatus> {
-        stream(in: \.subscribers, first: { $0.latest })
-    }
-
-    /// How many subscriptions are open (for tests and metrics).
-    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
-
-    /// Every batch of kernel notifications from now on, whether or not the document changed.
-    /// Keeps only the newest when the reader is slow; finishes when the monitor closes.
-    public var networkChanges: AsyncStream<NetworkChange> {
-        stream(in: \.changeStreams, first: { _ in nil })
-    }
-
-    /// A stream that keeps only the newest element, registered in `subscribers` until its reader
-    /// goes or the monitor closes (then it finishes at once, after `first` if there is one).
-    private func stream<Element: Sendable>(
-        in subscribers: any WritableKeyPath<State, [UInt64: AsyncStream<Element>.Continuation]> & Sendable,
-        first: (State) -> Element?
-    ) -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: ReachabilityStatus.self, bufferingPolicy: .bufferingNewest(1))
         let id = state.withLock { state -> UInt64? in
-            if let element = first(state) { continuation.yield(element) }
+            continuation.yield(state.latest)
             guard !state.isClosed else { return nil }
             state.nextID += 1
-            state[keyPath: subscribers][state.nextID] = continuation
+            state.subscribers[state.nextID] = continuation
             return state.nextID
         }
         guard let id else {
@@ -197,13 +178,17 @@ public final class NetworkMonitor: Sendable {
             return stream
         }
         continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0[keyPath: subscribers].removeValue(forKey: id) }
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
         }
         return stream
     }
 
-    /// Calls `observer` on the kernel source's thread after every batch: for sources that sleep
-    /// on descriptors of their own and only need a nudge (it must return at once).
+    /// How many subscriptions are open (for tests and metrics).
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+
+    /// Calls `observer` on the kernel source's thread after every batch, whether or not the
+    /// document changed: for sources that only need a nudge (the probes' schedulers, the netlink
+    /// counters of `/metrics`). It must return at once.
     /// Returns `nil` (and never calls) once the monitor is closed.
     @discardableResult
     package func observeNetworkChanges(_ observer: @escaping @Sendable (NetworkChange) -> Void) -> UInt64? {
@@ -269,24 +254,20 @@ public final class NetworkMonitor: Sendable {
         }
     }
 
-    /// Stops observing the kernel and finishes every subscriber's stream. Idempotent; does
-    /// nothing on `shared`.
+    /// Stops observing the kernel, finishes every subscriber's stream and forgets the change
+    /// observers. Idempotent; does nothing on `shared`.
     public func close() {
         guard !isShared else { return }
         source?.stop()
-        let (subscribers, changeStreams) = state.withLock { state in
+        let subscribers = state.withLock { state in
             state.isClosed = true
             state.changeObservers = [:]
             state.gates = []
-            defer {
-                state.subscribers = [:]
-                state.changeStreams = [:]
-            }
-            return (Array(state.subscribers.values), Array(state.changeStreams.values))
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
         }
         // Outside the lock: finishing runs each stream's onTermination, which takes it.
         for continuation in subscribers { continuation.finish() }
-        for continuation in changeStreams { continuation.finish() }
     }
 
     deinit {
