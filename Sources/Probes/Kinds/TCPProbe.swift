@@ -1,5 +1,3 @@
-import Reachable
-
 extension TargetURL.Scheme {
     /// A TCP handshake completes.
     public static let tcp: Self = "tcp"
@@ -20,7 +18,7 @@ public enum TCPProbe: ProbeKind {
 
     /// An `http://` URL that the engine only connects to.
     public static func requestURL(of url: TargetURL) -> String? {
-        url.port.map { "http://\(url.literal?.urlHost ?? url.host):\($0)/" }
+        url.authority.map { "http://\($0)/" }
     }
 
     public static func probe(

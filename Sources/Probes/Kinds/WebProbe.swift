@@ -1,5 +1,3 @@
-import Reachable
-
 extension TargetURL.Scheme {
     /// A GET answers 200–399.
     public static let http: Self = "http"
@@ -28,7 +26,7 @@ public enum WebProbe: ProbeKind {
 
     /// As written, normalised.
     public static func requestURL(of url: TargetURL) -> String? {
-        url.port.map { "\(url.scheme.rawValue)://\(url.literal?.urlHost ?? url.host):\($0)\(url.path)" }
+        url.authority.map { "\(url.scheme.rawValue)://\($0)\(url.path)" }
     }
 
     public static func probe(

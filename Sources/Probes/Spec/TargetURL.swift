@@ -29,6 +29,9 @@ public struct TargetURL: Sendable, Hashable, CustomStringConvertible {
     /// The kind that probes it (its scheme's, registered in `ProbeKinds`).
     public var kind: any ProbeKind.Type { ProbeKinds.kind(for: scheme)! }
 
+    /// `HOST:PORT` for a URL (brackets around an IPv6 literal); `nil` without a port.
+    public var authority: String? { port.map { "\(literal?.urlHost ?? host):\($0)" } }
+
     /// The URL libcurl is given, for the kinds that probe through it (`nil` for `host://`).
     public var requestURL: String? { kind.requestURL(of: self) }
 
