@@ -153,7 +153,7 @@ public final class ReachabilityServer: Service, Sendable {
     /// then the daemon stops. Streams that do not finish by the deadline are cut.
     private func drain() async {
         if !daemon.isDraining { beginShutdown() }
-        // Every change published so far is written first; after this no thread but the engine's
+        // Every change published so far is written first; after this no thread but the daemon's
         // touches a stream's connection.
         hub.stopWriters()
         hub.closeAll()

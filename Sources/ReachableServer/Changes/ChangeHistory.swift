@@ -52,7 +52,7 @@ final class ChangeHistory: Sendable {
             state.response = Self.response(state.changes)
             return (released, state.changes.count)
         }
-        // The replaced response (and the engine's form of it) is released out of the lock.
+        // The replaced response (and the daemon's form of it) is released out of the lock.
         _ = released
         return kept
     }

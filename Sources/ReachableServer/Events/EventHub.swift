@@ -4,7 +4,7 @@ import Synchronization
 /// Every open `/events` stream, and the frame a new one starts with. Hands each change to the
 /// fan-out writers, once.
 ///
-/// A class with a mutex: streams are opened and removed on the engine's threads, which cannot
+/// A class with a mutex: streams are opened and removed on the daemon's threads, which cannot
 /// await.
 final class EventHub: Sendable {
     private struct State {
@@ -22,7 +22,7 @@ final class EventHub: Sendable {
     /// The threads that write changes to the streams, each to its own share of them.
     private let writers: [FanOutWriter]
 
-    /// - Parameter writers: how many threads write changes to the streams (the HTTP engine's
+    /// - Parameter writers: how many threads write changes to the streams (the HTTP daemon's
     ///   thread count); they run from `startWriters()` to `stopWriters()`.
     init(initialFrame: [UInt8], retryMilliseconds: Int, writers: Int = 1) {
         state = Mutex(State(latestFrame: initialFrame))

@@ -8,10 +8,10 @@ import Synchronization
 ///
 /// A parked (suspended) connection with nothing pending is written directly by whoever offers
 /// the frame (`StreamConnection.writeNow`): one system call, no resume, no wake-up of the
-/// engine. Only when that cannot take the whole frame is the connection resumed, and the
-/// engine writes it through `read` when the client reads again.
+/// daemon. Only when that cannot take the whole frame is the connection resumed, and the
+/// daemon writes it through `read` when the client reads again.
 ///
-/// A class with a mutex, not an actor: the engine calls `read` on its own threads, which
+/// A class with a mutex, not an actor: the daemon calls `read` on its own threads, which
 /// cannot await. Suspending happens inside `read`, under the lock, and a resume or a direct
 /// write is taken from the same lock, so a connection is resumed only after it was suspended
 /// and only once, and written directly only while suspended.
@@ -129,7 +129,7 @@ final class EventStream: BodyStream {
     }
 
     /// The fast path: a parked connection with nothing pending is written at once. Returns
-    /// whether `bytes` went out; on a broken connection marks the stream so the engine aborts it
+    /// whether `bytes` went out; on a broken connection marks the stream so the daemon aborts it
     /// once resumed.
     private func writeDirectly(_ bytes: [UInt8], _ state: inout State) -> Bool {
         guard state.isSuspended, !state.hasPending, !state.isBroken else { return false }
@@ -153,7 +153,7 @@ final class EventStream: BodyStream {
         if wake { connection.resume() }
     }
 
-    /// The engine finished the request: the connection is no longer ours to touch.
+    /// The daemon finished the request: the connection is no longer ours to touch.
     func markDead() {
         state.withLock { $0.isDead = true }
     }

@@ -154,7 +154,7 @@ final class HTTPDaemon: Sendable {
     /// `MHD_start_daemon` on a descriptor of the listening socket that libmicrohttpd owns.
     private func makeDaemon(handler: any HTTPHandler) throws -> Handle {
         let duplicate = try listening.withLock { listening throws(SystemError) in try listening?.duplicate() }
-        guard let forEngine = duplicate else { throw StartFailure(description: "daemon already stopped") }
+        guard let forDaemon = duplicate else { throw StartFailure(description: "daemon already stopped") }
         let box = Unmanaged.passRetained(
             HandlerBox(
                 handler, connectionLimit: configuration.maxConnections,
@@ -162,7 +162,7 @@ final class HTTPDaemon: Sendable {
             )
         ).toOpaque()
         var options: [MHD_OptionItem] = [
-            item(MHD_OPTION.LISTEN_SOCKET, Int(forEngine)),
+            item(MHD_OPTION.LISTEN_SOCKET, Int(forDaemon)),
             // reachd enforces the limit itself when it accepts (see `acceptPolicy`); this is
             // only a backstop a few above it.
             item(MHD_OPTION.CONNECTION_LIMIT, configuration.maxConnections + Self.limitSlack),
@@ -209,7 +209,7 @@ final class HTTPDaemon: Sendable {
             )
         else {
             // Refused: the descriptor made for it is still reachd's to close.
-            _ = OwnedDescriptor(taking: forEngine)
+            _ = OwnedDescriptor(taking: forDaemon)
             Unmanaged<HandlerBox>.fromOpaque(box).release()
             for text in tlsText { free(text) }
             throw StartFailure(

@@ -1,7 +1,7 @@
 import CMicroHTTPD
 import Glibc
 
-/// The HTTP engine's version, for the start-up log and `reachd_build_info`.
+/// libmicrohttpd's version, for the start-up log and `reachd_build_info`.
 public enum MicroHTTPDVersion {
     /// libmicrohttpd's own version string (`0.9.75`).
     public static let libmicrohttpd: String = {

@@ -1,4 +1,4 @@
-/// A request as a route sees it: plain values, read from the engine before the route runs.
+/// A request as a route sees it: plain values, read from the daemon before the route runs.
 struct HTTPRequest: Sendable, Equatable {
     /// One `name=value` pair of the query string, percent-escapes kept as sent (`value` is `nil`
     /// for a bare `name`).

@@ -4,10 +4,10 @@ struct HTTPResponse: Sendable {
     enum Body: Sendable {
         /// Bytes for this one response.
         case bytes([UInt8])
-        /// Bytes made once and served to every request that asks for them; the engine prepares
+        /// Bytes made once and served to every request that asks for them; the daemon prepares
         /// its response from them once. Its headers are part of it.
         case shared(SharedResponse)
-        /// A body read by the engine for as long as the connection lives (Server-Sent Events).
+        /// A body read by the daemon for as long as the connection lives (Server-Sent Events).
         case stream(any BodyStream)
     }
 

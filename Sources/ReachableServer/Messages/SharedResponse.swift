@@ -1,27 +1,27 @@
 import Synchronization
 
 /// A response made once and served to every request that asks for it (the `/status` document,
-/// the page): a request neither encodes nor copies it. Plain bytes and headers; the engine
+/// the page): a request neither encodes nor copies it. Plain bytes and headers; the daemon
 /// turns them into its own response on first use and keeps that here, so it is prepared once
 /// and released together with these bytes.
 final class SharedResponse: Sendable {
     let headers: [HTTPField]
     let body: [UInt8]
-    /// The engine's response, once made.
-    private let engineResponse = Mutex<(any AnyObject & Sendable)?>(nil)
+    /// The daemon's response, once made.
+    private let daemonResponse = Mutex<(any AnyObject & Sendable)?>(nil)
 
     init(headers: [HTTPField], body: [UInt8]) {
         self.headers = headers
         self.body = body
     }
 
-    /// The engine's form of this response: made by `make` on first use, the same object after.
-    /// Made outside the lock (it calls the engine); two first requests at once may both make
+    /// The daemon's form of this response: made by `make` on first use, the same object after.
+    /// Made outside the lock (it calls the daemon); two first requests at once may both make
     /// one, and both use the one stored first.
     func prepared<Prepared: AnyObject & Sendable>(by make: (SharedResponse) -> Prepared) -> Prepared {
-        if let existing = engineResponse.withLock({ $0 }) as? Prepared { return existing }
+        if let existing = daemonResponse.withLock({ $0 }) as? Prepared { return existing }
         let made = make(self)
-        return engineResponse.withLock { stored in
+        return daemonResponse.withLock { stored in
             if let existing = stored as? Prepared { return existing }
             stored = made
             return made

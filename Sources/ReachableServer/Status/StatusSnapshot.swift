@@ -36,7 +36,7 @@ final class StatusSnapshot: Sendable {
     func update(_ status: ReachabilityStatus) -> [UInt8] {
         let json = status.jsonBytes()
         let response = Self.response(for: json, extraHeaders: extraHeaders)
-        // The previous response is handed out of the lock and released there (with the engine's
+        // The previous response is handed out of the lock and released there (with the daemon's
         // prepared form of it), or later by a request that still holds it.
         _ = current.withLock { current in
             defer { current = Current(status: status, json: json, response: response) }
