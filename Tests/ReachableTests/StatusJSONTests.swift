@@ -147,6 +147,9 @@ import Testing
     /// written on `ReachabilityStatus(jsonBytes:)`), and times are read in the document's style only.
     @Test func aDocumentWithoutAFieldOrWithAnotherTimeIsRefused() throws {
         let text = Self.text(Self.example())
+        #expect(throws: DecodingError.self, "a field with an initial value is required too") {
+            try ReachabilityStatus(jsonBytes: text.replacing(#""isDataMetered":false,"#, with: "").utf8)
+        }
         #expect(throws: DecodingError.self) {
             try ReachabilityStatus(
                 jsonBytes: text.replacing(#","stateSince":"2026-11-21T22:00:00.250Z""#, with: "").utf8)

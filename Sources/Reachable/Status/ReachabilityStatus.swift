@@ -8,13 +8,14 @@ public import FoundationEssentials
 /// (`ReachabilityStatus(jsonBytes:)`). To add a field: a property here (with its source's
 /// `update`) and its line in the encoder (`ReachabilityStatus+JSON.swift`).
 public struct ReachabilityStatus: Sendable, Equatable, Decodable {
-    /// The route-based state, from the kernel; `path` reads and writes it with the five fields after it.
-    public var state: NetworkPath.State
-    public var ipv4: Bool
-    public var ipv6: Bool
-    public var transport: TransportSet
-    public var isDataMetered: Bool
-    public var interfaces: [InterfaceStatus]
+    /// The route-based state, from the kernel; `path` reads and writes it with the five fields after
+    /// it (the initial values are `NetworkPath.unknown`'s, so `init` can set them through `path`).
+    public var state: NetworkPath.State = .unknown
+    public var ipv4 = false
+    public var ipv6 = false
+    public var transport = TransportSet()
+    public var isDataMetered = false
+    public var interfaces: [InterfaceStatus] = []
     /// Per-host reachability, in configuration order (empty when none are configured).
     public var targets: [TargetStatus]
     /// The internet check (`disabled` unless configured).
@@ -34,18 +35,13 @@ public struct ReachabilityStatus: Sendable, Equatable, Decodable {
         path: NetworkPath, targets: [TargetStatus] = [], connectivity: ConnectivityStatus? = nil,
         dns: DNSStatus? = nil, sequence: UInt64, changedAt: Date
     ) {
-        state = path.state
-        ipv4 = path.ipv4
-        ipv6 = path.ipv6
-        transport = path.transport
-        isDataMetered = path.isDataMetered
-        interfaces = path.interfaces
         self.targets = targets
         self.connectivity = connectivity ?? .disabled(since: changedAt)
         self.dns = dns ?? .disabled(since: changedAt)
         self.sequence = sequence
         self.changedAt = changedAt
         stateSince = changedAt
+        self.path = path
     }
 
     /// The route-based part as the kernel's source derives it: `state`, families, transports,
