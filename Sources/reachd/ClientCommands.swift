@@ -28,7 +28,7 @@ struct StatusCommand: ParsableCommand {
             print(String(decoding: body, as: UTF8.self))
             return
         }
-        let status = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(body))
+        let status = try ReachabilityStatus(jsonBytes: body)
         print(StatusText.summary(status))
         for interface in status.path.interfaces {
             print(StatusText.line(interface))

@@ -70,7 +70,7 @@ struct WatchCommand: AsyncParsableCommand {
         lines.streamOpened()
         while let chunk = try connection.reader.readChunk() {
             for data in reader.feed(chunk) {
-                guard let status = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(data.utf8)),
+                guard let status = try? ReachabilityStatus(jsonBytes: data.utf8),
                     let document = try? JSONValue(parsing: data)
                 else {
                     continue

@@ -18,4 +18,14 @@ import Testing
         #expect(Duration.zero.roundedUpMilliseconds == 0)
         #expect(Duration.milliseconds(-5).roundedUpMilliseconds == 0)
     }
+
+    /// What every interval and timeout option takes: a positive, finite number.
+    @Test func secondsAreReadAsAPositiveFiniteNumber() {
+        #expect(Double(positiveSeconds: "2") == 2)
+        #expect(Double(positiveSeconds: "0.5") == 0.5)
+        #expect(Double(positiveSeconds: "1e-3") == 0.001)
+        for refused in ["0", "-1", "-0.05", "inf", "nan", "1e400", "ten", "2s", " 2", ""] {
+            #expect(Double(positiveSeconds: refused) == nil, "\(refused)")
+        }
+    }
 }

@@ -130,7 +130,7 @@ import Testing
         let bytes = ReachabilityStatus(path: path, sequence: 1, changedAt: Date()).jsonBytes()
         if bytes.contains(UInt8(ascii: "\n")) { problems.append("JSON spans lines") }
         do {
-            let decoded = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(bytes))
+            let decoded = try ReachabilityStatus(jsonBytes: bytes)
             if decoded.path.interfaces.map(\.name) != path.interfaces.map(\.name) { problems.append("names changed") }
         } catch {
             problems.append("JSON does not decode: \(error)")

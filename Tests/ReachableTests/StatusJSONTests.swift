@@ -56,7 +56,7 @@ import Testing
             status.connectivity = ConnectivityStatus(
                 state: state, url: state == .disabled ? nil : "http://check.test/generate_204",
                 reason: state == .limited ? .timeout : nil, since: since)
-            let decoded = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(status.jsonBytes()))
+            let decoded = try ReachabilityStatus(jsonBytes: status.jsonBytes())
             #expect(decoded == status)
         }
         let text = Self.text(status)
@@ -96,7 +96,7 @@ import Testing
                 })
         status.targetsFile = TargetsFileStatus(
             path: "/etc/reachd/targets", appliedAt: since, error: #"line 3: invalid target "oops""#)
-        let decoded = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(status.jsonBytes()))
+        let decoded = try ReachabilityStatus(jsonBytes: status.jsonBytes())
         #expect(decoded == status)
         let text = Self.text(status)
         #expect(
@@ -139,8 +139,42 @@ import Testing
 
     @Test func roundTripsThroughJSONDecoder() throws {
         let status = Self.example()
-        let decoded = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(status.jsonBytes()))
+        let decoded = try ReachabilityStatus(jsonBytes: status.jsonBytes())
         #expect(decoded == status)
+    }
+
+    /// The decoder is the compiler's: every field the document has is required (the choice is
+    /// written on `ReachabilityStatus(jsonBytes:)`), and times are read in the document's style only.
+    @Test func aDocumentWithoutAFieldOrWithAnotherTimeIsRefused() throws {
+        let text = Self.text(Self.example())
+        #expect(throws: DecodingError.self, "a field with an initial value is required too") {
+            try ReachabilityStatus(jsonBytes: text.replacing(#""isDataMetered":false,"#, with: "").utf8)
+        }
+        #expect(throws: DecodingError.self) {
+            try ReachabilityStatus(
+                jsonBytes: text.replacing(#","stateSince":"2026-11-21T22:00:00.250Z""#, with: "").utf8)
+        }
+        #expect(throws: DecodingError.self) {
+            try ReachabilityStatus(
+                jsonBytes: text.replacing(#""2026-11-21T22:00:00.250Z"}"#, with: "1795298400.25}").utf8)
+        }
+        #expect(throws: DecodingError.self) {
+            try ReachabilityStatus(
+                jsonBytes: text.replacing(#""2026-11-21T22:00:00.250Z"}"#, with: #""0000-01-01T00:00:00.000+01:00"}"#)
+                    .utf8)
+        }
+    }
+
+    /// `path` is the route-based fields, read and written as one.
+    @Test func pathReadsAndWritesTheRouteBasedFields() {
+        var status = Self.example()
+        let path = status.path
+        #expect(path.state == status.state && path.interfaces == status.interfaces && path.ipv4 == status.ipv4)
+        status.path = .unknown
+        #expect(status.state == .unknown && status.interfaces.isEmpty && !status.ipv4)
+        #expect(status.path == .unknown)
+        status.path = path
+        #expect(status == Self.example())
     }
 
     @Test func unknownStatusRoundTrips() throws {
@@ -148,7 +182,7 @@ import Testing
         let text = Self.text(status)
         #expect(text.hasPrefix(#"{"state":"unknown","isReachable":false,"ipv4":false,"ipv6":false,"#))
         #expect(text.contains(#""interfaces":[]"#))
-        #expect(try JSONDecoder().decode(ReachabilityStatus.self, from: Data(text.utf8)) == status)
+        #expect(try ReachabilityStatus(jsonBytes: text.utf8) == status)
     }
 
     @Test func isReachableMirrorsState() throws {
@@ -169,7 +203,7 @@ import Testing
         let status = Self.example(name: name)
         let bytes = status.jsonBytes()
         #expect(!bytes.contains { $0 < 0x20 }, "no raw control characters")
-        let decoded = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(bytes))
+        let decoded = try ReachabilityStatus(jsonBytes: bytes)
         #expect(decoded.path.interfaces.first?.name == name)
         #expect(decoded == status)
     }
@@ -187,7 +221,7 @@ import Testing
         let interface = try #require((object["interfaces"] as? [[String: Any]])?.first)
         #expect(interface.keys.contains("kind"), "present, not omitted")
         #expect(interface["kind"] is NSNull)
-        #expect(try JSONDecoder().decode(ReachabilityStatus.self, from: Data(text.utf8)) == status)
+        #expect(try ReachabilityStatus(jsonBytes: text.utf8) == status)
     }
 
     @Test(arguments: [0.0, 0.001, 0.25, 0.999, 0.5])
@@ -217,6 +251,6 @@ import Testing
         let text = Self.text(status)
         #expect(text.contains(#""sequence":18446744073709551615,"#))
         #expect(text.contains(#""index":2147483647,"#))
-        #expect(try JSONDecoder().decode(ReachabilityStatus.self, from: Data(text.utf8)) == status)
+        #expect(try ReachabilityStatus(jsonBytes: text.utf8) == status)
     }
 }

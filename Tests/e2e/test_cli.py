@@ -649,11 +649,14 @@ def test_the_reachability_check_keeps_its_shape():
 
 def document_with_probes(base: dict, targets: list[dict], connectivity: dict | None) -> dict:
     since = "2026-11-23T06:00:00.000Z"
+    # Every field openapi.yaml requires: the client decodes the document as the contract has it.
+    families = {"ipv4": None, "ipv6": None, "degraded": False}
     document = dict(base)
-    document["targets"] = [{"reason": None, "addresses": [], "interface": None, "since": since, **t} for t in targets]
+    document["targets"] = [{"reason": None, "addresses": [], "interface": None, "since": since, **families, **t}
+                           for t in targets]
     document["connectivity"] = (
-        {"state": "disabled", "url": None, "reason": None, "since": since}
-        if connectivity is None else {"reason": None, "since": since, **connectivity}
+        {"state": "disabled", "url": None, "reason": None, "since": since, **families}
+        if connectivity is None else {"reason": None, "since": since, **families, **connectivity}
     )
     return document
 

@@ -68,7 +68,7 @@ enum ClientFuzz {
         guard let document = try? JSONValue(parsing: body) else { return }
         let again = try? JSONValue(parsing: document.jsonText)
         require(again == document, "a JSON tree does not survive its own writer: \(document.jsonText)")
-        guard let status = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(body)) else { return }
+        guard let status = try? ReachabilityStatus(jsonBytes: body) else { return }
         for line in diffs.lines(for: status, document: document) {
             require(
                 !line.unicodeScalars.contains { $0.value < 0x20 || ($0.value >= 0x7F && $0.value < 0xA0) },
@@ -78,7 +78,7 @@ enum ClientFuzz {
 
     /// `reachd status` (or one line of `watch`): the document decoded and printed.
     private static func show(_ body: [UInt8]) {
-        guard let status = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(body)) else { return }
+        guard let status = try? ReachabilityStatus(jsonBytes: body) else { return }
         var lines = [StatusText.summary(status)]
         lines += status.path.interfaces.map(StatusText.line)
         lines += status.targets.map(StatusText.line)
@@ -93,7 +93,7 @@ enum ClientFuzz {
         // What reachd itself would serve for it reads back as the same document. (Not the input
         // itself: the decoder also takes times that are not to the millisecond, say.)
         let served = status.jsonBytes()
-        let again = try? JSONDecoder().decode(ReachabilityStatus.self, from: Data(served))
+        let again = try? ReachabilityStatus(jsonBytes: served)
         let servedAgain = again?.jsonBytes() ?? []
         require(
             servedAgain == served,

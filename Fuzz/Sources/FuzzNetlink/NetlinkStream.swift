@@ -163,7 +163,7 @@ enum NetlinkStream {
             let json = status.jsonBytes()
             require(!json.contains(UInt8(ascii: "\n")), "the JSON spans lines (an SSE data line would break)")
             do {
-                let decoded = try JSONDecoder().decode(ReachabilityStatus.self, from: Data(json))
+                let decoded = try ReachabilityStatus(jsonBytes: json)
                 require(decoded == status, "the JSON does not read back as the same document")
             } catch {
                 require(false, "the JSON does not decode: \(error)")

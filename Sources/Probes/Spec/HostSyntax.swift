@@ -6,21 +6,20 @@ import Reachable
 /// all-numeric name such as `999.1.1.1` that `inet_aton` or a resolver might read as an address)
 /// would probe something other than what the operator meant; refusing it at start is kinder.
 enum HostSyntax {
-    /// Splits `HOST[:PORT]` or `[IPv6][:PORT]`.
+    /// Splits `HOST[:PORT]` or `[IPv6][:PORT]` (`AuthorityBounds`, the split the `Host` header
+    /// uses too); the port is checked apart (`port`).
     static func split(_ authority: Substring) -> Result<(host: Substring, port: Substring?), SpecError.Problem> {
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return .failure(.invalidHost) }
-            let host = authority[authority.index(after: authority.startIndex)..<close]
-            let after = authority[authority.index(after: close)...]
-            if after.isEmpty { return .success((host, nil)) }
-            guard after.hasPrefix(":") else { return .failure(.invalidHost) }
-            return .success((host, after.dropFirst()))
+        let utf8 = authority.utf8
+        let bounds =
+            utf8.withContiguousStorageIfAvailable { AuthorityBounds($0, from: 0, to: $0.count) }
+            ?? Array(utf8).withUnsafeBufferPointer { AuthorityBounds($0, from: 0, to: $0.count) }
+        guard let bounds else { return .failure(.invalidHost) }
+        // Offsets next to ASCII brackets and colons: they fall between Unicode scalars.
+        func part(_ offsets: Range<Int>) -> Substring {
+            let start = utf8.index(utf8.startIndex, offsetBy: offsets.lowerBound)
+            return Substring(utf8[start..<utf8.index(start, offsetBy: offsets.count)])
         }
-        let colons = authority.filter { $0 == ":" }.count
-        if colons == 0 { return .success((authority, nil)) }
-        if colons > 1 { return .failure(.invalidHost) }  // an IPv6 literal without brackets
-        let colon = authority.firstIndex(of: ":")!
-        return .success((authority[..<colon], authority[authority.index(after: colon)...]))
+        return .success((part(bounds.host), bounds.port.map(part)))
     }
 
     /// Checks a host: in brackets it must be an IPv6 literal; otherwise an IPv4 literal or a name.

@@ -3,8 +3,8 @@ public import FoundationEssentials
 /// The NetworkManager/Android-style check: is this the internet, a captive portal, or less?
 /// Checked for each address family of the URL's host on its own; the overall state is the best
 /// family's. Never changes the route-based `state`; `/readyz` can require it (`--ready-when online`).
-public struct ConnectivityStatus: Sendable, Equatable {
-    public enum State: String, Sendable, Hashable, CaseIterable {
+public struct ConnectivityStatus: Sendable, Equatable, Decodable {
+    public enum State: String, Sendable, Hashable, CaseIterable, Decodable {
         /// No URL configured.
         case disabled
         /// Not checked yet.
@@ -87,7 +87,7 @@ public struct ConnectivityStatus: Sendable, Equatable {
 }
 
 /// One address family of the connectivity check.
-public struct ConnectivityFamilyStatus: Sendable, Equatable {
+public struct ConnectivityFamilyStatus: Sendable, Equatable, Decodable {
     public var state: ConnectivityStatus.State
     /// Why it is `limited`; `nil` otherwise.
     public var reason: ProbeFailureReason?

@@ -2,8 +2,8 @@ public import FoundationEssentials
 
 /// DNS as its own signal (`--dns-check NAME`): each nameserver of resolv.conf asked on its own,
 /// so "it's always DNS" is told apart from the targets themselves.
-public struct DNSStatus: Sendable, Equatable {
-    public enum State: String, Sendable, Hashable, CaseIterable {
+public struct DNSStatus: Sendable, Equatable, Decodable {
+    public enum State: String, Sendable, Hashable, CaseIterable, Decodable {
         /// No `--dns-check`.
         case disabled
         /// Not checked yet.
@@ -70,8 +70,8 @@ public struct DNSStatus: Sendable, Equatable {
 }
 
 /// One nameserver of resolv.conf.
-public struct NameserverStatus: Sendable, Equatable {
-    public enum State: String, Sendable, Hashable, CaseIterable {
+public struct NameserverStatus: Sendable, Equatable, Decodable {
+    public enum State: String, Sendable, Hashable, CaseIterable, Decodable {
         /// Not asked yet.
         case unknown
         /// A well-formed answer with rcode NOERROR or NXDOMAIN.
@@ -96,7 +96,7 @@ public struct NameserverStatus: Sendable, Equatable {
 }
 
 /// Why a nameserver fails, or why DNS as a whole does.
-public enum DNSFailureReason: String, Sendable, Hashable, CaseIterable {
+public enum DNSFailureReason: String, Sendable, Hashable, CaseIterable, Decodable {
     /// No usable route to the server's address: decided at once, nothing sent.
     case noRoute = "no-route"
     /// No answer within `--dns-timeout`.

@@ -1,6 +1,6 @@
 /// One network interface as the status document shows it (informational: reachability itself
 /// comes from the kernel's route lookups, not from this list).
-public struct InterfaceStatus: Sendable, Equatable {
+public struct InterfaceStatus: Sendable, Equatable, Decodable {
     public var name: String
     public var index: Int32
     public var transport: Transport

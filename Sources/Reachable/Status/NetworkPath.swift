@@ -5,7 +5,7 @@
 /// publishes a new status only when the derived path is not equal to the last one.
 public struct NetworkPath: Sendable, Equatable {
     /// Whether the network can reach the outside world.
-    public enum State: String, Sendable {
+    public enum State: String, Sendable, Decodable {
         /// No full reading of the kernel's state yet: never a guessed `false`.
         case unknown
         case reachable

@@ -3,24 +3,28 @@ import FoundationEssentials
 /// The wire form of the status document, written by hand: Foundation's encoder on Linux emits
 /// keys in hash order, and clients (and people reading `curl` output) deserve the contract's
 /// order. It is one line of JSON, as an SSE `data:` field needs.
+///
+/// The key names are written here as literals, not read from the types' synthesised `CodingKeys`
+/// (private to each type): the round-trip tests (`StatusJSONTests`: every field set, encoded,
+/// decoded, compared) fail when a property and its key here differ.
 extension ReachabilityStatus {
     public func jsonBytes() -> [UInt8] {
         let json = JSONWriter()
         json.object {
-            json.field("state") { json.string(path.state.rawValue) }
-            json.field("isReachable") { json.bool(path.isReachable) }
-            json.field("ipv4") { json.bool(path.ipv4) }
-            json.field("ipv6") { json.bool(path.ipv6) }
+            json.field("state") { json.string(state.rawValue) }
+            json.field("isReachable") { json.bool(isReachable) }
+            json.field("ipv4") { json.bool(ipv4) }
+            json.field("ipv6") { json.bool(ipv6) }
             json.field("transport") {
                 json.object {
                     for transport in Transport.allCases {
-                        json.field(transport.rawValue) { json.bool(path.transport.contains(transport)) }
+                        json.field(transport.rawValue) { json.bool(self.transport.contains(transport)) }
                     }
                 }
             }
-            json.field("isDataMetered") { json.bool(path.isDataMetered) }
+            json.field("isDataMetered") { json.bool(isDataMetered) }
             json.field("interfaces") {
-                json.array(path.interfaces) { interface in
+                json.array(interfaces) { interface in
                     json.object {
                         json.field("name") { json.string(interface.name) }
                         json.field("index") { json.raw(String(interface.index)) }

@@ -3,11 +3,19 @@ public import FoundationEssentials
 /// The status document: the wire contract of `/status` and of every `/events` frame.
 ///
 /// Field names and meanings are fixed by the contract (docs/status-document.md, openapi.yaml); new fields may be
-/// added, none renamed. To add one: a property here (with its source's `update`), a line in
-/// the encoder (`ReachabilityStatus+JSON.swift`), and one in the decoder the client commands use.
-public struct ReachabilityStatus: Sendable, Equatable {
-    /// The route-based part, from the kernel: `state`, families, transports, interfaces.
-    public var path: NetworkPath
+/// added, none renamed. The stored properties are the document's fields, flat as on the wire and
+/// named as the contract names them, so reading it back is the compiler's synthesised `Decodable`
+/// (`ReachabilityStatus(jsonBytes:)`). To add a field: a property here (with its source's
+/// `update`) and its line in the encoder (`ReachabilityStatus+JSON.swift`).
+public struct ReachabilityStatus: Sendable, Equatable, Decodable {
+    /// The route-based state, from the kernel; `path` reads and writes it with the five fields after
+    /// it (the initial values are `NetworkPath.unknown`'s, so `init` can set them through `path`).
+    public var state: NetworkPath.State = .unknown
+    public var ipv4 = false
+    public var ipv6 = false
+    public var transport = TransportSet()
+    public var isDataMetered = false
+    public var interfaces: [InterfaceStatus] = []
     /// Per-host reachability, in configuration order (empty when none are configured).
     public var targets: [TargetStatus]
     /// The internet check (`disabled` unless configured).
@@ -27,17 +35,34 @@ public struct ReachabilityStatus: Sendable, Equatable {
         path: NetworkPath, targets: [TargetStatus] = [], connectivity: ConnectivityStatus? = nil,
         dns: DNSStatus? = nil, sequence: UInt64, changedAt: Date
     ) {
-        self.path = path
         self.targets = targets
         self.connectivity = connectivity ?? .disabled(since: changedAt)
         self.dns = dns ?? .disabled(since: changedAt)
         self.sequence = sequence
         self.changedAt = changedAt
         stateSince = changedAt
+        self.path = path
     }
 
-    public var state: NetworkPath.State { path.state }
-    public var isReachable: Bool { path.isReachable }
+    /// The route-based part as the kernel's source derives it: `state`, families, transports,
+    /// interfaces.
+    public var path: NetworkPath {
+        get {
+            NetworkPath(
+                state: state, ipv4: ipv4, ipv6: ipv6, transport: transport, isDataMetered: isDataMetered,
+                interfaces: interfaces)
+        }
+        set {
+            state = newValue.state
+            ipv4 = newValue.ipv4
+            ipv6 = newValue.ipv6
+            transport = newValue.transport
+            isDataMetered = newValue.isDataMetered
+            interfaces = newValue.interfaces
+        }
+    }
+
+    public var isReachable: Bool { state == .reachable }
 
     /// Equal apart from the bookkeeping (`sequence`, `changedAt`, `stateSince`): a subscriber would see no
     /// difference, so the monitor publishes nothing.

@@ -6,8 +6,8 @@ public import FoundationEssentials
 ///
 /// Only what changes the answer is here — durations and probe times change on every probe and
 /// would make each one an event; they belong in metrics.
-public struct TargetStatus: Sendable, Equatable {
-    public enum State: String, Sendable, Hashable, CaseIterable {
+public struct TargetStatus: Sendable, Equatable, Decodable {
+    public enum State: String, Sendable, Hashable, CaseIterable, Decodable {
         /// Not evaluated yet.
         case unknown
         case reachable
@@ -98,7 +98,7 @@ public struct TargetStatus: Sendable, Equatable {
 }
 
 /// One address family of a target: probed on its first routable address, judged on its own.
-public struct TargetFamilyStatus: Sendable, Equatable {
+public struct TargetFamilyStatus: Sendable, Equatable, Decodable {
     public var state: TargetStatus.State
     /// Why it is unreachable; `nil` otherwise.
     public var reason: ProbeFailureReason?
@@ -128,7 +128,7 @@ public struct TargetFamilyStatus: Sendable, Equatable {
 }
 
 /// Why a target is unreachable or the connectivity check could not get through.
-public enum ProbeFailureReason: String, Sendable, Hashable, CaseIterable {
+public enum ProbeFailureReason: String, Sendable, Hashable, CaseIterable, Decodable {
     /// The name did not resolve (NXDOMAIN, no A/AAAA data, a refusing or failing server).
     case dns
     /// The kernel has no usable route to any address.

@@ -2,7 +2,7 @@ public import FoundationEssentials
 
 /// The targets file as the document shows it: which file, when a good read of it was last
 /// applied, and why the last read was not (so a typo shows where people look, not only in logs).
-public struct TargetsFileStatus: Sendable, Equatable {
+public struct TargetsFileStatus: Sendable, Equatable, Decodable {
     public var path: String
     /// When a read of the file was last applied (the first one, at start, at least).
     public var appliedAt: Date

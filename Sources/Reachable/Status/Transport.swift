@@ -1,7 +1,7 @@
 /// How an interface reaches the network, in the vocabulary of NWPathMonitor and Android.
 ///
 /// Unlike Apple's API, Linux can tell wired Ethernet apart, and reachd does.
-public enum Transport: String, Sendable, CaseIterable {
+public enum Transport: String, Sendable, CaseIterable, Decodable {
     case wifi
     case cellular
     case ethernet
@@ -10,7 +10,7 @@ public enum Transport: String, Sendable, CaseIterable {
 
 /// The transports of the interfaces the outside traffic leaves through: a set, because IPv4 and
 /// IPv6 may leave through different interfaces (a VPN over Wi-Fi shows both).
-public struct TransportSet: Sendable, Equatable {
+public struct TransportSet: Sendable, Equatable, Decodable {
     public var wifi: Bool
     public var cellular: Bool
     public var ethernet: Bool

@@ -1,5 +1,5 @@
-/// The one conversion of a `Duration` to what options, logs and C APIs take, so seconds are
-/// read and written the same way everywhere.
+/// The one conversion of a `Duration` to what options, logs and C APIs take, and the one reading
+/// of seconds as options write them, so seconds are read and written the same way everywhere.
 extension Duration {
     /// Seconds as a floating-point number (`--target-interval 0.5`, JSON log fields).
     public var inSeconds: Double {
@@ -20,5 +20,15 @@ extension Duration {
         let (whole, attoseconds) = components
         let milliseconds = attoseconds / 1_000_000_000_000_000
         return milliseconds == 0 ? "\(whole)" : "\(Double(whole) + Double(milliseconds) / 1000)"
+    }
+}
+
+extension Double {
+    /// A positive, finite number of seconds as a person writes one (`2`, `0.5`, `1e-3`): every
+    /// interval and timeout option. `nil` for anything else (`0`, `-1`, `inf`, `nan`, `2s`): `inf`
+    /// seconds once crashed reachd at start.
+    package init?(positiveSeconds text: String) {
+        guard let value = Double(text), value > 0, value.isFinite else { return nil }
+        self = value
     }
 }

@@ -41,33 +41,30 @@ enum HostHeader: Equatable, Sendable {
         while start < end, isSpace(bytes[start]) { start += 1 }
         while end > start, isSpace(bytes[end - 1]) { end -= 1 }
         guard start < end else { return .empty }
-        if bytes[start] == UInt8(ascii: "[") {
-            var close = start + 1
-            while close < end, bytes[close] != UInt8(ascii: "]") { close += 1 }
-            guard close < end, isPort(bytes, from: close + 1, to: end),
-                isAddress(bytes, from: start + 1, to: close, family: .ipv6)
-            else { return .malformed }
-            return .ipLiteral
+        guard let authority = AuthorityBounds(bytes, from: start, to: end), isPort(bytes, authority.port) else {
+            return .malformed
         }
-        var hostEnd = start
-        while hostEnd < end, bytes[hostEnd] != UInt8(ascii: ":") { hostEnd += 1 }
-        guard isPort(bytes, from: hostEnd, to: end) else { return .malformed }
+        let host = authority.host
+        if authority.isBracketed {
+            return isAddress(bytes, from: host.lowerBound, to: host.upperBound, family: .ipv6) ? .ipLiteral : .malformed
+        }
         // One trailing dot is the root label: `Reachd.Example.` is `reachd.example`.
-        let nameEnd = hostEnd > start && bytes[hostEnd - 1] == UInt8(ascii: ".") ? hostEnd - 1 : hostEnd
-        guard isName(bytes, from: start, to: nameEnd) else { return .malformed }
-        if isAddress(bytes, from: start, to: nameEnd, family: .ipv4) { return .ipLiteral }
-        return .name(lowercased(bytes, from: start, to: nameEnd))
+        let nameEnd =
+            !host.isEmpty && bytes[host.upperBound - 1] == UInt8(ascii: ".") ? host.upperBound - 1 : host.upperBound
+        guard isName(bytes, from: host.lowerBound, to: nameEnd) else { return .malformed }
+        if isAddress(bytes, from: host.lowerBound, to: nameEnd, family: .ipv4) { return .ipLiteral }
+        return .name(lowercased(bytes, from: host.lowerBound, to: nameEnd))
     }
 
     private static func isSpace(_ byte: UInt8) -> Bool {
         byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
     }
 
-    /// Nothing, or `:` and at most five digits (RFC 3986 allows an empty port).
-    private static func isPort(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int) -> Bool {
-        guard start < end else { return true }
-        guard bytes[start] == UInt8(ascii: ":"), end - start - 1 <= 5 else { return false }
-        for index in (start + 1)..<end where !isDigit(bytes[index]) { return false }
+    /// No port, or at most five digits after the `:` (RFC 3986 allows an empty port).
+    private static func isPort(_ bytes: UnsafeBufferPointer<UInt8>, _ port: Range<Int>?) -> Bool {
+        guard let port else { return true }
+        guard port.count <= 5 else { return false }
+        for index in port where !isDigit(bytes[index]) { return false }
         return true
     }
 

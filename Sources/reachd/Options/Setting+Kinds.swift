@@ -1,3 +1,5 @@
+import Reachable
+
 /// The kinds of value most options take, each with its parsing and its refusal in one place.
 extension Setting where Value: LosslessStringConvertible & Comparable {
     /// A number for which `isValid` holds; `invalid` says which.
@@ -72,8 +74,7 @@ extension Setting where Value == Double {
             flag, "\(summary) (less than \(lower) counts as \(lower), more than \(upper) as \(upper))",
             default: defaultValue, invalid: "must be a positive number of seconds",
             parse: { text in
-                guard let value = Double(text), value > 0, value.isFinite else { return nil }
-                return min(max(value, usable.lowerBound), usable.upperBound)
+                Double(positiveSeconds: text).map { min(max($0, usable.lowerBound), usable.upperBound) }
             },
             show: Self.numberText
         )

@@ -13,6 +13,8 @@ extension Settings {
         show: \.commaSeparated
     )
 
+    /// Not `Double(positiveSeconds:)`: 0 is a value here (it waits for ever), and more than 86400 is
+    /// refused, not counted as 86400 as the intervals and timeouts do.
     static let waitTimeout = Setting<Double>(
         "timeout", environment: "REACHD_WAIT_TIMEOUT",
         "Seconds to wait before giving up (exit 1); 0 waits for ever",

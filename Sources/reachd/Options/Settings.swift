@@ -67,8 +67,7 @@ enum Settings {
         "Seconds before an idle non-streaming connection is closed (whole: a fraction counts as the next whole second, more than 86400 as 86400)",
         default: ServerConfiguration().connectionTimeout, invalid: "must be a positive number of seconds",
         parse: { text in
-            guard let value = Double(text), value > 0, value.isFinite else { return nil }
-            return Int(min(value, 86_400).rounded(.up))
+            Double(positiveSeconds: text).map { Int(min($0, 86_400).rounded(.up)) }
         }
     )
 
