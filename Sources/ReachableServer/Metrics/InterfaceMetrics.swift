@@ -14,8 +14,7 @@ final class InterfaceMetrics: Sendable {
     }
 
     private let registry: PrometheusCollectorRegistry
-    /// By interface name.
-    private let byName = Mutex<[String: Series]>([:])
+    private let byName = Mutex(KeyedSeries<Series>())
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -24,33 +23,34 @@ final class InterfaceMetrics: Sendable {
     /// Sets the series of `interfaces` (the document's), and removes those of interfaces not in it.
     func update(_ interfaces: [InterfaceStatus]) {
         byName.withLock { known in
-            var seen = Set<String>()
-            for interface in interfaces where seen.insert(interface.name).inserted {
-                let transport = interface.transport.rawValue
-                let kind = interface.kind ?? ""
-                var series =
-                    known[interface.name]
-                    ?? Series(
+            known.update(
+                interfaces, key: \.name,
+                make: { interface in
+                    let transport = interface.transport.rawValue
+                    let kind = interface.kind ?? ""
+                    return Series(
                         up: registry.makeGauge(
                             descriptor: .reachd("interface_up", help: Help.interfaceUp),
                             labels: [("device", interface.name)]),
                         info: makeInfo(interface.name, transport: transport, kind: kind),
                         transport: transport, kind: kind)
-                if series.transport != transport || series.kind != kind {
-                    // Another series (its labels changed): the old one must not linger at 1.
+                },
+                update: { series, interface in
+                    let transport = interface.transport.rawValue
+                    let kind = interface.kind ?? ""
+                    if series.transport != transport || series.kind != kind {
+                        // Another series (its labels changed): the old one must not linger at 1.
+                        registry.unregisterGauge(series.info)
+                        series.info = makeInfo(interface.name, transport: transport, kind: kind)
+                        series.transport = transport
+                        series.kind = kind
+                    }
+                    series.up.set(to: interface.operState == "up" ? 1 : 0)
+                },
+                remove: { series in
+                    registry.unregisterGauge(series.up)
                     registry.unregisterGauge(series.info)
-                    series.info = makeInfo(interface.name, transport: transport, kind: kind)
-                    series.transport = transport
-                    series.kind = kind
-                }
-                series.up.set(to: interface.operState == "up" ? 1 : 0)
-                known[interface.name] = series
-            }
-            for (name, series) in known where !seen.contains(name) {
-                registry.unregisterGauge(series.up)
-                registry.unregisterGauge(series.info)
-                known[name] = nil
-            }
+                })
         }
     }
 

@@ -20,8 +20,7 @@ final class NameserverMetrics: Sendable {
     }
 
     private let registry: PrometheusCollectorRegistry
-    /// By server address.
-    private let byAddress = Mutex<[String: Series]>([:])
+    private let byAddress = Mutex(KeyedSeries<Series>())
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -30,30 +29,20 @@ final class NameserverMetrics: Sendable {
     /// Sets the series of `servers` (the document's), and removes those of servers not in it.
     func update(_ servers: [NameserverStatus]) {
         byAddress.withLock { known in
-            var seen = Set<String>()
-            for server in servers where seen.insert(server.address).inserted {
-                let series = known[server.address] ?? makeSeries(server.address)
-                series.up.set(to: server.state == .answering ? 1 : 0)
-                known[server.address] = series
-            }
-            // resolv.conf changed: a server it no longer lists is no longer asked.
-            for (address, series) in known where !seen.contains(address) {
-                registry.unregisterGauge(series.up)
-                registry.unregisterDurationHistogram(series.duration)
-                known[address] = nil
-            }
+            known.update(
+                servers, key: \.address, make: { makeSeries($0.address) },
+                update: { series, server in series.up.set(to: server.state == .answering ? 1 : 0) },
+                // resolv.conf changed: a server it no longer lists is no longer asked.
+                remove: { series in
+                    registry.unregisterGauge(series.up)
+                    registry.unregisterDurationHistogram(series.duration)
+                })
         }
     }
 
     /// One finished query to `server`, answered or not. Recorded outside the lock.
     func recordQuery(server: String, duration: Duration) {
-        let histogram = byAddress.withLock { known in
-            if let series = known[server] { return series.duration }
-            let series = makeSeries(server)
-            known[server] = series
-            return series.duration
-        }
-        histogram.record(duration)
+        byAddress.withLock { $0.series(server, make: makeSeries) }.duration.record(duration)
     }
 
     private func makeSeries(_ address: String) -> Series {

@@ -26,8 +26,7 @@ final class TargetMetrics: Sendable {
     }
 
     private let registry: PrometheusCollectorRegistry
-    /// By target name.
-    private let byName = Mutex<[String: Series]>([:])
+    private let byName = Mutex(KeyedSeries<Series>())
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -36,48 +35,41 @@ final class TargetMetrics: Sendable {
     /// Sets the series of `targets` (the document's), and removes those of targets not in it.
     func update(_ targets: [TargetStatus]) {
         byName.withLock { known in
-            var seen = Set<String>()
-            for target in targets where seen.insert(target.name).inserted {
-                var series = known[target.name] ?? makeSeries(target.name)
-                series.up.set(to: target.state == .reachable ? 1 : 0)
-                if let previous = series.state, previous != target.state { series.transitions.increment() }
-                series.state = target.state
-                for family in AddressFamily.allCases {
-                    if let status = target[family] {
-                        let gauge =
-                            series.families[family]
-                            ?? registry.makeGauge(
-                                descriptor: .reachd("target_family_up", help: Help.targetFamilyUp),
-                                labels: [("target", target.name), ("family", family.rawValue)])
-                        gauge.set(to: status.state == .reachable ? 1 : 0)
-                        series.families[family] = gauge
-                    } else if let gauge = series.families.removeValue(forKey: family) {
-                        registry.unregisterGauge(gauge)
+            known.update(
+                targets, key: \.name, make: { makeSeries($0.name) },
+                update: { series, target in
+                    series.up.set(to: target.state == .reachable ? 1 : 0)
+                    if let previous = series.state, previous != target.state { series.transitions.increment() }
+                    series.state = target.state
+                    for family in AddressFamily.allCases {
+                        if let status = target[family] {
+                            let gauge =
+                                series.families[family]
+                                ?? registry.makeGauge(
+                                    descriptor: .reachd("target_family_up", help: Help.targetFamilyUp),
+                                    labels: [("target", target.name), ("family", family.rawValue)])
+                            gauge.set(to: status.state == .reachable ? 1 : 0)
+                            series.families[family] = gauge
+                        } else if let gauge = series.families.removeValue(forKey: family) {
+                            registry.unregisterGauge(gauge)
+                        }
                     }
-                }
-                known[target.name] = series
-            }
-            // A target removed by a reload of --targets-file takes its series with it.
-            for (name, series) in known where !seen.contains(name) {
-                registry.unregisterGauge(series.up)
-                registry.unregisterDurationHistogram(series.duration)
-                registry.unregisterCounter(series.transitions)
-                for counter in series.failures.values { registry.unregisterCounter(counter) }
-                for gauge in series.families.values { registry.unregisterGauge(gauge) }
-                known[name] = nil
-            }
+                },
+                // A target removed by a reload of --targets-file takes its series with it.
+                remove: { series in
+                    registry.unregisterGauge(series.up)
+                    registry.unregisterDurationHistogram(series.duration)
+                    registry.unregisterCounter(series.transitions)
+                    for counter in series.failures.values { registry.unregisterCounter(counter) }
+                    for gauge in series.families.values { registry.unregisterGauge(gauge) }
+                })
         }
     }
 
     /// One finished probe of one family of `target`: its duration and why it failed (`nil`: it
     /// succeeded). Recorded outside the lock.
     func recordProbe(target: String, duration: Duration, failure: ProbeFailureReason?) {
-        let series = byName.withLock { known in
-            if let series = known[target] { return series }
-            let series = makeSeries(target)
-            known[target] = series
-            return series
-        }
+        let series = byName.withLock { $0.series(target, make: makeSeries) }
         series.duration.record(duration)
         if let failure { series.failures[failure]?.increment() }
     }
