@@ -6,7 +6,7 @@ repetition runs every short phase on both binaries back to back, and who goes fi
 per repetition: `/status` keep-alive and `Connection: close` with wrk, one change fanned out to
 1,000 and 5,000 SSE streams, link flaps → SSE event. Then two reachds with 100 HTTP targets each
 (one per binary) are measured over the same windows for CPU. The phases themselves are
-bench/bench.py's; this file only pairs them, and decides.
+bench/bench.py's (bench/phases/); this file only pairs them, and decides.
 
 The decision, per figure: worse-by is new ÷ base − 1 where lower is better (latency, CPU) and
 base ÷ new − 1 where higher is better (req/s), on the medians of the repetitions; the noise is the
@@ -34,12 +34,17 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import bench  # noqa: E402  (puts scripts/ on the path too)
+import machine  # noqa: E402
 import nsutil  # noqa: E402
-from bench import (TARGET_SERVER, Budget, Perf, ask_counts, fanout_run, log, phase_latency, run_wrk,  # noqa: E402
-                   wait_listening, wait_settled)
+from common import Budget, log  # noqa: E402
+from helper_servers import TARGET_SERVER, ask_counts, wait_listening  # noqa: E402
 from nsutil import VethNet  # noqa: E402
+from phases.fanout import fanout_run  # noqa: E402
+from phases.latency import phase_latency  # noqa: E402
+from phases.throughput import run_wrk  # noqa: E402
+from profiler import Perf  # noqa: E402
 from servers import Reachd  # noqa: E402
+from status_stream import wait_settled  # noqa: E402
 
 NOISE_FLOOR = 0.05
 MIN_REPS = 3
@@ -291,7 +296,7 @@ def main() -> int:
             for side, path in (("base", args.base_bin), ("new", args.new_bin))}
     budget, run = Budget(args.budget), Run()
     started, t0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.monotonic()
-    busy0, total0 = bench.cpu_jiffies()
+    busy0, total0 = machine.cpu_jiffies()
     reps, per_rep = 0, 0.0
     try:
         # The targets' windows come last: as many as there were repetitions, each CFG["target_window"] s.
@@ -312,8 +317,8 @@ def main() -> int:
     finally:
         nsutil.cleanup()
         subprocess.run(["rm", "-rf", workdir], check=False)
-    busy1, total1 = bench.cpu_jiffies()
-    machine = bench.machine()
+    busy1, total1 = machine.cpu_jiffies()
+    host = machine.machine()
     rows = [judge(key, better, run.values[key]) for key, _, better in FIGURES]
     worse = [r["key"] for r in rows if r["verdict"] == "WORSE"]
     worse += [f"errors ({what})" for what, count in run.errors["new"].items()
@@ -323,7 +328,7 @@ def main() -> int:
     outcome = ("FAIL: " + ", ".join(worse)) if worse else "FAIL: incomplete run" if incomplete else "PASS"
     meta = {"base_label": args.base_label, "new_label": args.new_label, "base_what": args.base_what,
             "new_what": args.new_what, "reps": reps, "windows": reps, "started": started,
-            "seconds": time.monotonic() - t0, "machine": f"{machine.get('cores')} cores ({machine.get('cpu', '?')})",
+            "seconds": time.monotonic() - t0, "machine": f"{host.get('cores')} cores ({host.get('cpu', '?')})",
             "busy_pct": 100 * (busy1 - busy0) / max(1, total1 - total0)}
     text = markdown(meta, rows, run, outcome)
     os.makedirs(args.results, exist_ok=True)

@@ -13,21 +13,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 START=$(date +%s)
-[ "$(id -u)" = 0 ] || { echo "bench/ab.sh: needs root (it creates network namespaces)" >&2; exit 2; }
+. bench/common.sh
+bench_require_root bench/ab.sh 2
 git() { command git -c safe.directory="$ROOT" "$@"; }
 
 # ---- tools (what bench/run.sh installs, less nginx: no peer here)
-need=()
-command -v wrk >/dev/null || need+=(wrk)
-command -v ip >/dev/null || need+=(iproute2)
-command -v sysctl >/dev/null || need+=(procps)
-command -v cc >/dev/null || need+=(gcc libc6-dev)
-command -v python3 >/dev/null || need+=(python3)
-if [ ${#need[@]} -gt 0 ]; then
-    echo "bench-ab: installing ${need[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+bench_install_missing bench-ab
 
 # ---- which commits
 BASE_REF=${1:-${BASE:-}}
@@ -48,7 +39,7 @@ BASE_WHAT="$BASE_REF ($BASE_SHORT)"
 case "$BASE_SHA" in "$BASE_REF"*) BASE_WHAT="commit $BASE_SHORT" ;; esac
 
 # ---- the two binaries: the same build users get (`make release`, the Dockerfile)
-build() { swift build -c release --static-swift-stdlib "$@"; }
+build() { bench_release_build "$@"; }
 if [ -n "${NEW_BIN:-}" ]; then
     NEW_WHAT="$NEW_BIN (NEW_BIN)"; NEW_LABEL="new-bin"
 else
@@ -80,35 +71,17 @@ WORK=$(mktemp -d /tmp/reachd-ab-bin.XXXXXX)
 cc -O2 -o "$WORK/sseclient" bench/sseclient.c
 BUILD_SECONDS=$(( $(date +%s) - START ))
 
-# ---- limits: 5,000 clients + servers in one session
-ulimit -n 200000 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-
-# ---- cleanup in every outcome, as bench/run.sh does: processes in our namespaces, then the
-#      namespaces and their /etc/netns/<ns>/ files (scripts/remove-stale-namespaces.sh knows rb<pid>-)
-export REACHD_BENCH_TAG="rb$$"
-cleanup() {
-    local ns pid
-    for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^${REACHD_BENCH_TAG}-" || true); do
-        for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
-        ip netns del "$ns" 2>/dev/null || true
-    done
-    rm -rf /etc/netns/"${REACHD_BENCH_TAG}"-* 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+# ---- limits, and cleanup in every outcome (bench/common.sh)
+bench_raise_file_limit
+bench_clean_up_on_exit "$WORK"
 
 # ---- the measuring gets what the build left of 10 minutes, less a margin, but never less than
 #      its first 3 repetitions need (a cold build of BASE alone can take longer than 10 minutes)
 BUDGET=$(( 10 * 60 - BUILD_SECONDS - 30 ))
 [ "$BUDGET" -gt 300 ] || BUDGET=300
 echo "bench-ab: base $BASE_WHAT, new $NEW_WHAT; built in ${BUILD_SECONDS} s, measuring budget ${BUDGET} s"
-python3 bench/ab.py --base-bin "$BASE_BIN" --new-bin "$NEW_BIN" --client "$WORK/sseclient" \
+bench_run_forwarding_signals python3 bench/ab.py --base-bin "$BASE_BIN" --new-bin "$NEW_BIN" --client "$WORK/sseclient" \
     --base-label "$BASE_LABEL" --new-label "$NEW_LABEL" --base-what "$BASE_WHAT" --new-what "$NEW_WHAT" \
-    --reps "${AB_REPS:-5}" --budget "$BUDGET" &
-AB_PID=$!
-trap 'kill -INT "$AB_PID" 2>/dev/null; wait "$AB_PID"; exit 130' INT
-trap 'kill -TERM "$AB_PID" 2>/dev/null; wait "$AB_PID"; exit 143' TERM HUP
-STATUS=0
-wait "$AB_PID" || STATUS=$?
+    --reps "${AB_REPS:-5}" --budget "$BUDGET"
 echo "bench-ab: total $(( $(date +%s) - START )) s (build ${BUILD_SECONDS} s)"
-exit "$STATUS"
+exit "$BENCH_STATUS"

@@ -2,7 +2,7 @@
 /// that name nothing and one for requests refused before routing (a bad method or request line,
 /// a method other than GET and HEAD, or a `Host` reachd does not answer for: 421). Never the raw path: a scanner trying a million paths
 /// makes no new series.
-enum RouteLabel: String, Sendable, Hashable, CaseIterable {
+enum RouteLabel: String, Sendable, Hashable {
     case page
     case status
     case events

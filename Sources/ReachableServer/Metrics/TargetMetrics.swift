@@ -1,0 +1,105 @@
+import Prometheus
+import Reachable
+import Synchronization
+
+/// The series of each target, labelled by its name: what the document says (up, each family up,
+/// changes of state) and what only the probes see (durations, failures by reason). Both kinds
+/// are made together, with the first document or probe that names the target — every failure
+/// reason at 0 — and removed together when a reload of `--targets-file` drops the target.
+final class TargetMetrics: Sendable {
+    /// Bucket bounds of the probe durations: 5 ms to 10 s (the probe timeout is 3 s by default).
+    static let probeBuckets: [Duration] = [
+        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+    ]
+
+    private struct Series {
+        var up: Gauge
+        var duration: DurationHistogram
+        var transitions: Counter
+        /// Every reason, made with the target: a failure that never happened reads 0.
+        var failures: [ProbeFailureReason: Counter]
+        /// Only the families in the target's addresses.
+        var families: [AddressFamily: Gauge] = [:]
+        /// The state in the last document, to count its changes; `nil` before the first.
+        var state: TargetStatus.State?
+    }
+
+    private let registry: PrometheusCollectorRegistry
+    private let byName = Mutex(KeyedSeries<Series>())
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+    }
+
+    /// Sets the series of `targets` (the document's), and removes those of targets not in it.
+    func update(_ targets: [TargetStatus]) {
+        byName.withLock { known in
+            known.update(
+                targets, key: \.name, make: { makeSeries($0.name) },
+                update: { series, target in
+                    series.up.set(to: target.state == .reachable ? 1 : 0)
+                    if let previous = series.state, previous != target.state { series.transitions.increment() }
+                    series.state = target.state
+                    for family in AddressFamily.allCases {
+                        if let status = target[family] {
+                            let gauge =
+                                series.families[family]
+                                ?? registry.makeGauge(
+                                    descriptor: .reachd("target_family_up", help: Help.targetFamilyUp),
+                                    labels: [("target", target.name), ("family", family.rawValue)])
+                            gauge.set(to: status.state == .reachable ? 1 : 0)
+                            series.families[family] = gauge
+                        } else if let gauge = series.families.removeValue(forKey: family) {
+                            registry.unregisterGauge(gauge)
+                        }
+                    }
+                },
+                // A target removed by a reload of --targets-file takes its series with it.
+                remove: { series in
+                    registry.unregisterGauge(series.up)
+                    registry.unregisterDurationHistogram(series.duration)
+                    registry.unregisterCounter(series.transitions)
+                    for counter in series.failures.values { registry.unregisterCounter(counter) }
+                    for gauge in series.families.values { registry.unregisterGauge(gauge) }
+                })
+        }
+    }
+
+    /// One finished probe of one family of `target`: its duration and why it failed (`nil`: it
+    /// succeeded). Recorded outside the lock.
+    func recordProbe(target: String, duration: Duration, failure: ProbeFailureReason?) {
+        let series = byName.withLock { $0.series(target, make: makeSeries) }
+        series.duration.record(duration)
+        if let failure { series.failures[failure]?.increment() }
+    }
+
+    private func makeSeries(_ name: String) -> Series {
+        Series(
+            up: registry.makeGauge(descriptor: .reachd("target_up", help: Help.targetUp), labels: [("target", name)]),
+            duration: registry.makeDurationHistogram(
+                descriptor: .reachd("target_probe_duration_seconds", help: Help.probeDuration),
+                labels: [("target", name)], buckets: Self.probeBuckets),
+            transitions: registry.makeCounter(
+                descriptor: .reachd("target_transitions_total", help: Help.targetTransitions),
+                labels: [("target", name)]),
+            failures: Dictionary(
+                uniqueKeysWithValues: ProbeFailureReason.allCases.map { reason in
+                    let counter = registry.makeCounter(
+                        descriptor: .reachd("target_probe_failures_total", help: Help.probeFailures),
+                        labels: [("target", name), ("reason", reason.rawValue)])
+                    return (reason, counter)
+                }))
+    }
+}
+
+/// The HELP text of each family (one place, so every series of a family shares it).
+private enum Help {
+    static let targetUp = "1 when the target is reachable, 0 when unreachable or not yet evaluated."
+    static let probeDuration = "How long a probe of the target took, name resolution included."
+    static let targetFamilyUp =
+        "1 when this address family of the target is reachable; present while the target's addresses hold one of it."
+    static let targetTransitions = "Changes of the target's state (unknown, reachable, unreachable) between documents."
+    static let probeFailures =
+        "Failed probes of the target by reason, each family's counted, also while a threshold keeps its state."
+}
