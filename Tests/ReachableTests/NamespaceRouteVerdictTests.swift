@@ -5,6 +5,48 @@ extension KernelTests {
     /// Why the one route rule (`RouteVerdict(judging:by:)`) requires a usable preferred source:
     /// what the kernel answers when there is none, for the path and for a target address alike.
     @Suite struct NamespaceRouteVerdict {
+        /// A pinned question (`RTA_OIF`) counts only a routing-table entry that leaves through
+        /// that interface: IPv4 answers a forced output interface with an on-link guess, IPv6
+        /// with the table's best route out of another interface — neither is a way out.
+        @Test func aPinnedQuestionCountsOnlyARouteOutOfThatInterface() async throws {
+            try await withMonitoredLab(setUp: { lab in
+                try await lab.configureIPv4()
+                try await lab.monitored.ip("-6", "address", "add", "2001:db8:1::2/64", "dev", "v0", "nodad")
+                try await lab.monitored.ip("-6", "route", "add", "default", "via", "2001:db8:1::1", "dev", "v0")
+                // A second way out (its far end is only there to give b0 carrier).
+                try await lab.monitored.ip("link", "add", "b0", "type", "veth", "peer", "name", "b1")
+                try await lab.monitored.ip("link", "set", "b0", "addrgenmode", "none")
+                try await lab.monitored.ip("link", "set", "b1", "up")
+                try await lab.monitored.ip("link", "set", "b0", "up")
+                try await lab.monitored.ip("address", "add", "198.19.1.2/24", "dev", "b0")
+                try await lab.monitored.ip("-6", "address", "add", "2001:db8:9::2/64", "dev", "b0", "nodad")
+            }) { lab, monitor, recorder in
+                let routes = try lab.monitored.makeRouteChecker(monitor)
+                try await recorder.latest("both interfaces are seen") {
+                    $0.interface(named: "b0")?.addresses.count == 2 && $0.path.ipv4 && $0.path.ipv6
+                }
+                let (outside4, outside6) = (IPAddress("198.18.5.5")!, IPAddress("2001:db8:2::5")!)
+                let backup = Egress.pinned(to: "b0")
+                #expect(routes.route(to: outside4, via: backup) == .noRoute, "no route out of b0: not an on-link guess")
+                #expect(routes.route(to: outside6, via: backup) == .noRoute, "not the table's route out of v0")
+                #expect(
+                    routes.route(to: IPAddress("198.19.1.10")!, via: backup)
+                        == .routable(interface: "b0", source: IPAddress("198.19.1.2")), "its own subnet is routed")
+
+                // A backup default route (a higher metric) makes b0 a way out of its own.
+                try await lab.monitored.ip("route", "add", "default", "via", "198.19.1.1", "dev", "b0", "metric", "200")
+                try await lab.monitored.ip(
+                    "-6", "route", "add", "default", "via", "2001:db8:9::1", "dev", "b0", "metric", "200")
+                #expect(routes.route(to: outside4) == .routable(interface: "v0", source: IPAddress(VethLab.address)))
+                #expect(
+                    routes.route(to: outside4, via: backup)
+                        == .routable(interface: "b0", source: IPAddress("198.19.1.2")))
+                #expect(
+                    routes.route(to: outside6, via: backup)
+                        == .routable(interface: "b0", source: IPAddress("2001:db8:9::2")))
+            }
+        }
+
         /// An IPv4 route on an interface without an IPv4 address: the kernel answers the lookup
         /// without a source (a connect would send from 0.0.0.0), so nothing can come back.
         @Test func aRouteWithoutAnAddressOfItsFamilyIsNoRoute() async throws {

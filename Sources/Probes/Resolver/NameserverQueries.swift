@@ -21,7 +21,7 @@ public struct NameserverAnswer: Sendable, Equatable {
 final class NameserverQueries {
     private let port: UInt16?
     /// Ten idle minutes: far longer than any `--dns-interval` a server is asked at.
-    let channels = AresChannels<IPAddress, NameserverAnswer>(idleLifetime: .seconds(600))
+    let channels = AresChannels(idleLifetime: .seconds(600))
 
     private let problem: @Sendable (String) -> Void
     /// The last refusal said for each server, so a server that stays unaskable is logged once.

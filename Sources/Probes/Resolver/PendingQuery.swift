@@ -47,32 +47,43 @@ final class PendingQuery<Outcome: TimedOutcome> {
     }
 }
 
-/// The queries c-ares has not answered yet, for their deadlines. Engine thread only.
-struct PendingQueries<Outcome: TimedOutcome> {
-    private var queries: [PendingQuery<Outcome>] = []
+/// The queries c-ares has not answered yet, for their deadlines, whatever their outcome type:
+/// each is kept as its deadline and two closures, so the engine loop walks them without generic
+/// code. Engine thread only.
+struct PendingDeadlines {
+    private struct Entry {
+        let deadline: ContinuousClock.Instant
+        let isFinished: () -> Bool
+        let timeOut: () -> Void
+        let cancel: () -> Void
+    }
 
-    mutating func append(_ query: PendingQuery<Outcome>) {
-        queries.append(query)
+    private var entries: [Entry] = []
+
+    mutating func append<Outcome>(_ query: PendingQuery<Outcome>) {
+        entries.append(
+            Entry(
+                deadline: query.deadline, isFinished: { query.isFinished },
+                timeOut: { query.finish(query.timedOut) }, cancel: { query.finish(query.cancelled) }))
     }
 
     /// Finishes every query whose deadline passed, then forgets the finished ones.
     mutating func expire(now: ContinuousClock.Instant) {
-        for query in queries where !query.isFinished && query.deadline <= now { query.finish(query.timedOut) }
-        queries.removeAll { $0.isFinished }
+        guard !entries.isEmpty else { return }
+        for entry in entries where !entry.isFinished() && entry.deadline <= now { entry.timeOut() }
+        entries.removeAll { $0.isFinished() }
     }
 
-    /// The earliest deadline still open, or the channels' own next timeout if sooner.
-    func nextWakeUp(now: ContinuousClock.Instant, channels: [AresChannel]) -> ContinuousClock.Instant? {
-        var earliest = queries.lazy.filter { !$0.isFinished }.map(\.deadline).min()
-        for channel in channels {
-            if let timeout = channel.nextTimeout() { earliest = min(earliest ?? now + timeout, now + timeout) }
-        }
+    /// The earliest deadline still open.
+    var earliestDeadline: ContinuousClock.Instant? {
+        var earliest: ContinuousClock.Instant?
+        for entry in entries where !entry.isFinished() { earliest = min(earliest ?? entry.deadline, entry.deadline) }
         return earliest
     }
 
     /// Finishes every open query as cancelled (the engine stops).
     mutating func cancelAll() {
-        for query in queries where !query.isFinished { query.finish(query.cancelled) }
-        queries = []
+        for entry in entries where !entry.isFinished() { entry.cancel() }
+        entries = []
     }
 }

@@ -16,7 +16,7 @@ import Reachable
 final class Resolver {
     private let configuration: ResolverConfiguration
     /// Long enough that a target probed every few minutes keeps its channel.
-    let channels = AresChannels<Egress, ResolveOutcome>(idleLifetime: .seconds(600))
+    let channels = AresChannels(idleLifetime: .seconds(600))
     /// Why the last attempt to read the configuration failed, while there is no channel.
     private var configurationProblem: String?
 
@@ -33,10 +33,10 @@ final class Resolver {
     /// Before a batch of resolutions: makes the kernel's-choice channel if there is none yet (the
     /// first batch, or every read failed so far), and new channels when `reread`: the file changed.
     func prepare(reread: Bool) {
-        guard !channels.has(.kernelChoice) || reread else { return }
+        guard !channels.has(Egress.kernelChoice) || reread else { return }
         do {
             let channel = try makeChannel(.kernelChoice)
-            channels.replaceAll(with: channel, for: .kernelChoice)
+            channels.replaceAll(with: channel, for: Egress.kernelChoice)
             configurationProblem = nil
         } catch {
             // Keep the previous channels, if any: an unreadable new file should not stop DNS.

@@ -95,9 +95,17 @@ final class NetlinkRequester {
 
     /// The kernel's route for one destination address. A failure to ask (the socket broke, no
     /// answer in time) is `.failed` with the errno, which the caller tells apart from the
-    /// kernel's own "no route" answers by `SystemError.isTransient`. `outputInterface` (not 0):
-    /// a route out of that interface only.
+    /// kernel's own "no route" answers by `SystemError.isTransient`.
+    ///
+    /// `outputInterface` (not 0, a pinned egress): a route out of that interface only, and only
+    /// when a routing-table entry matches (`RTM_F_FIB_MATCH`, asked first) — for a forced output
+    /// interface without a matching route IPv4 answers an on-link guess (no gateway, no table
+    /// entry) that would make every interface with an address a way out. That the answer leaves
+    /// through the interface is `RouteVerdict`'s check (IPv6 may answer another one).
     func lookup(_ destination: IPAddress, outputInterface: Int32 = 0) -> RouteLookup {
+        if outputInterface != 0, matchedEntry(destination, outputInterface: outputInterface) == nil {
+            return .failed(errno: ENETUNREACH)
+        }
         do {
             let sequence = nextSequence()
             try socket.send(
