@@ -73,10 +73,11 @@ package enum StatusText {
     /// `… unreachable (no-route) [198.18.1.10] since …`; with each family once they are known, the
     /// address it probed and its interface: `… reachable degraded via eth0 [198.18.1.10,
     /// 2001:db8::10] since …; ipv4 reachable 198.18.1.10 via eth0, ipv6 unreachable (timeout)
-    /// 2001:db8::10 via eth0`.
+    /// 2001:db8::10 via eth0`. A pinned target is named as it was given: `db@wan1`.
     package static func line(_ target: TargetStatus) -> String {
         var parts = [
-            "  target", target.name, target.url, stateText(target.state.rawValue, target.reason, target.detail),
+            "  target", target.via.map { "\(target.name)@\($0)" } ?? target.name, target.url,
+            stateText(target.state.rawValue, target.reason, target.detail),
         ]
         if target.degraded { parts.append("degraded") }
         if let interface = target.interface { parts.append("via \(interface)") }

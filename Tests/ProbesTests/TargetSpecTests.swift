@@ -125,6 +125,35 @@ import Testing
         }
     }
 
+    @Test func aTargetPinnedToAnInterfaceKeepsItsNameAndTheInterface() throws {
+        let pinned = try TargetSpec.parse("db@wan1=tcp://db.internal:5432")
+        #expect(pinned.name == "db" && pinned.egress == .pinned(to: "wan1"))
+        #expect(pinned.url.text == "tcp://db.internal:5432")
+        #expect(pinned.text == "db@wan1=tcp://db.internal:5432", "written back as given")
+        #expect(try TargetSpec.parse("db=tcp://db.internal:5432").egress == .kernelChoice)
+        #expect(try TargetSpec.parse("x@eth0.100=host://[2001:db8::1]").egress == .pinned(to: "eth0.100"))
+        #expect(try TargetSpec.parse("y@abcdefghijklmno=host://a").egress == .pinned(to: "abcdefghijklmno"))
+        #expect(try TargetSpec.parse("web@lte0=http://w.internal/?a=b@c").egress == .pinned(to: "lte0"))
+    }
+
+    @Test(arguments: [
+        "db@=tcp://db:1", "db@a/b=tcp://db:1", "db@eth 0=tcp://db:1", "db@abcdefghijklmnop=tcp://db:1",
+        "db@eth\t0=tcp://db:1",
+    ])
+    func aBadInterfaceIsRefusedNamingIt(_ spec: String) {
+        #expect(throws: SpecError(.target, spec: spec, problem: .invalidInterface)) { try TargetSpec.parse(spec) }
+        #expect(SpecError(.target, spec: spec, problem: .invalidInterface).description.contains("interface"))
+    }
+
+    @Test func namesStayUniqueWhateverTheInterface() {
+        #expect(throws: SpecError(.target, spec: "a@eth1=tcp://a:1", problem: .duplicateName)) {
+            try TargetSpec.parseList(["a@eth0=tcp://a:1", "a@eth1=tcp://a:1"])
+        }
+        #expect(throws: SpecError(.target, spec: "@eth0=tcp://a:1", problem: .invalidName)) {
+            try TargetSpec.parse("@eth0=tcp://a:1")
+        }
+    }
+
     @Test func anUnknownSchemeIsRefusedListingEveryRegisteredKind() {
         #expect(ProbeKinds.schemes == [.host, .tcp, .http, .https])
         let refusal = SpecError(.target, spec: "x=udp://x:1", problem: .unsupportedScheme).description

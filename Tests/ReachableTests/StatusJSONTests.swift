@@ -47,6 +47,7 @@ import Testing
             TargetStatus.State.allCases.map {
                 TargetStatus(name: "t-\($0.rawValue)", url: "tcp://db.test:5432", state: $0, since: since)
             }
+            + [TargetStatus(name: "pinned", url: "tcp://db.test:5432", via: "wan1", since: since)]
             + ProbeFailureReason.allCases.map {
                 TargetStatus(
                     name: "r-\($0.rawValue)", url: "https://[2001:db8::1]/x?q=\"", state: .unreachable, reason: $0,
@@ -61,8 +62,11 @@ import Testing
         }
         let text = Self.text(status)
         #expect(text.contains(#""reason":"no-route""#))
+        #expect(text.contains(#"{"name":"pinned","url":"tcp://db.test:5432","via":"wan1","state":"unknown","#))
         #expect(text.contains(#""reason":"http-status""#))
-        #expect(text.contains(#"{"name":"t-unknown","url":"tcp://db.test:5432","state":"unknown","reason":null,"#))
+        #expect(
+            text.contains(
+                #"{"name":"t-unknown","url":"tcp://db.test:5432","via":null,"state":"unknown","reason":null,"#))
         #expect(
             text.contains(
                 #""addresses":[],"interface":null,"since":"2026-11-21T22:00:00.250Z","ipv4":null,"ipv6":null,"#

@@ -73,8 +73,13 @@ struct ProbePipeline: Sendable {
         let run = FamilyRun(
             pipeline: self, url: url, egress: egress, deadline: .now + timeout, expectedBody: expectedBody,
             previousAddresses: previousAddresses, report: report, completion: completion)
+        // A pinned interface that is no uplink of a family: that family is `no-route` at once,
+        // without a query (nothing is sent through another interface).
+        let carried = Set(AddressFamily.allCases.filter { routes.carries($0, via: egress) })
+        run.notCarried(Set(AddressFamily.allCases).subtracting(carried))
         if let literal = url.literal { return run.literal(literal) }
-        for family in AddressFamily.allCases {
+        if carried.isEmpty { return run.nothingToResolve() }
+        for family in AddressFamily.allCases where carried.contains(family) {
             let submitted = engine.resolve(url.host, family: family, via: egress, deadline: run.deadline) {
                 outcome in
                 run.resolved(family, outcome)
@@ -136,6 +141,8 @@ private final class FamilyRun: @unchecked Sendable {
         case answered([IPAddress])
         /// No usable answer (timeout, SERVFAIL, REFUSED, …).
         case failed
+        /// Not asked: the pinned egress is no uplink of the family (`no-route`).
+        case notCarried
     }
 
     let deadline: ContinuousClock.Instant
@@ -156,6 +163,8 @@ private final class FamilyRun: @unchecked Sendable {
     private var finished: [ProbePipeline.FamilyResult] = []
     private var unreported = Set(AddressFamily.allCases)
     private var delayStarted = false
+    /// The URL's host is an IP literal: its lookups are made up, nothing was asked.
+    private var isLiteral = false
     /// Why a family's query failed or found nothing, in words.
     private var lookupDetails: [AddressFamily: String] = [:]
     private var ended = false
@@ -197,13 +206,28 @@ private final class FamilyRun: @unchecked Sendable {
         settle()
     }
 
+    /// The families a pinned egress cannot carry: decided before anything is asked.
+    func notCarried(_ families: Set<AddressFamily>) {
+        for family in families { lookups[family] = .notCarried }
+    }
+
     /// An IP literal: one family, known without DNS.
     func literal(_ address: IPAddress) {
-        for family in AddressFamily.allCases {
+        isLiteral = true
+        for family in AddressFamily.allCases where lookups[family].map(Self.isPending) ?? true {
             lookups[family] = .answered(family == address.addressFamily ? [address] : [])
         }
+        nothingToResolve()
+    }
+
+    /// Every family is decided without a query.
+    func nothingToResolve() {
         launchAnswered()
         settle()
+    }
+
+    private static func isPending(_ lookup: Lookup) -> Bool {
+        if case .pending = lookup { true } else { false }
     }
 
     /// The engine stopped: the run ends without a result.
@@ -214,7 +238,7 @@ private final class FamilyRun: @unchecked Sendable {
     }
 
     private var isPending: Bool {
-        lookups.values.contains { if case .pending = $0 { true } else { false } }
+        lookups.values.contains(where: Self.isPending)
     }
 
     /// Starts the probe of every family with addresses not probed yet. All are counted before the
@@ -222,7 +246,15 @@ private final class FamilyRun: @unchecked Sendable {
     private func launchAnswered() {
         var ready: [(AddressFamily, [IPAddress])] = []
         for family in AddressFamily.allCases where !launched.contains(family) {
-            if case .answered(let addresses) = lookups[family], !addresses.isEmpty { ready.append((family, addresses)) }
+            switch lookups[family] {
+            case .answered(let addresses) where !addresses.isEmpty: ready.append((family, addresses))
+            case .notCarried:
+                launched.insert(family)
+                finished.append(
+                    ProbePipeline.FamilyResult(
+                        family: family, outcome: .failed(.noRoute, detail: TargetFamilyStatus.noRouteDetail)))
+            default: break
+            }
         }
         launched.formUnion(ready.map(\.0))
         probing += ready.count
@@ -258,12 +290,16 @@ private final class FamilyRun: @unchecked Sendable {
             switch lookups[family] {
             case .answered(let addresses): result.addresses += addresses
             case .failed: failed.insert(family)
-            case .pending, nil: break
+            case .pending, .notCarried, nil: break
             }
         }
         result.families = finished.filter { covered.contains($0.family) }.sorted { $0.family < $1.family }
         finished.removeAll { covered.contains($0.family) }
-        if covered.count == AddressFamily.allCases.count, result.addresses.isEmpty {
+        // A name asked for no family (a pinned interface that is no uplink of either) is not
+        // unresolved: each family is `no-route`.
+        let askedAny = !isLiteral && lookups.values.contains { if case .notCarried = $0 { false } else { true } }
+        if covered.count == AddressFamily.allCases.count, result.addresses.isEmpty, askedAny {
+            result.families = []
             // No family resolved — no such name, a server that failed, or none that answered in
             // time: `dns` (the contract's reason), so DNS is never blamed on the target itself;
             // `no-route` when DNS itself needed the route that went away.

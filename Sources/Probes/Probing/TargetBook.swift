@@ -25,7 +25,7 @@ struct TargetBook: Sendable {
         self.spec = spec
         addresses = spec.url.literal.map { [$0] } ?? []
         unresolved = .unknown(since: since)
-        status = TargetStatus(name: spec.name, url: spec.url.text, since: since)
+        status = TargetStatus(name: spec.name, url: spec.url.text, via: spec.egress.interface, since: since)
         // An IP literal's one family is known before any probe: its address, and that family
         // `unknown`, from the first document on.
         if let literal = spec.url.literal {

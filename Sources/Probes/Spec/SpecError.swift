@@ -18,6 +18,8 @@ public struct SpecError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidName
         /// Another target already has this name.
         case duplicateName
+        /// `NAME@IFACE=`: not an interface name the kernel would take.
+        case invalidInterface
         /// No `scheme://`, or one this option does not take.
         case unsupportedScheme
         /// Nothing between `://` and the port or path.
@@ -66,6 +68,7 @@ public struct SpecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .missingEquals: "expected NAME=URL"
         case .invalidName: "the name must be 1 to 63 letters, digits, '_', '-' or '.'"
         case .duplicateName: "another target has the same name"
+        case .invalidInterface: "the interface after '@' must be 1 to 15 characters, without '/' or spaces"
         case .unsupportedScheme:
             subject == .target
                 ? "the URL must start with \(ProbeKinds.schemeList)"

@@ -37,6 +37,9 @@ public final class NetworkMonitor: Sendable {
     private let state: Mutex<State>
     private let source: NetlinkSource?
     private let isShared: Bool
+    /// The outside address of each family whose route decides the path (`--ipv4-destination`,
+    /// `--ipv6-destination`): an interface is an uplink of a family when it has a route there.
+    package let outsideDestinations: [AddressFamily: IPAddress]
 
     /// A monitor this caller owns and closes. Takes the first full reading before returning.
     ///
@@ -50,6 +53,9 @@ public final class NetworkMonitor: Sendable {
     /// (the shared instance cannot throw: it reports it through liveness).
     private init(_ configuration: MonitorConfiguration, isShared: Bool) {
         self.isShared = isShared
+        outsideDestinations = [
+            .ipv4: IPAddress(configuration.ipv4Destination), .ipv6: IPAddress(configuration.ipv6Destination),
+        ].compactMapValues { $0 }
         state = Mutex(State(latest: Self.unknownStatus(configuration)))
         let opened = Result { () throws(SystemError) in try NetlinkSource(configuration: configuration) }
         source = try? opened.get()

@@ -13,6 +13,15 @@ public final class RouteChecker: Sendable {
         self.monitor = monitor
     }
 
+    /// Whether `egress` can carry `family` at all: the kernel's choice always may (each address
+    /// is judged on its own); a pinned interface only while it is an uplink of the family — it
+    /// has a routing-table entry toward the family's outside address that leaves through it.
+    public func carries(_ family: AddressFamily, via egress: Egress) -> Bool {
+        guard egress != .kernelChoice else { return true }
+        guard let outside = monitor.outsideDestinations[family] else { return false }
+        return route(to: outside, via: egress) != .noRoute
+    }
+
     /// The verdict for one address out of `egress`.
     public func route(to address: IPAddress, via egress: Egress = .kernelChoice) -> RouteVerdict {
         let snapshot = monitor.routingSnapshot

@@ -41,6 +41,7 @@ extension ReachabilityStatus {
                     json.object {
                         json.field("name") { json.string(target.name) }
                         json.field("url") { json.string(target.url) }
+                        json.field("via") { json.optionalString(target.via) }
                         Self.stateAndReason(json, target.state.rawValue, target.reason?.rawValue)
                         json.field("detail") { json.optionalString(target.detail) }
                         json.field("addresses") { json.array(target.addresses) { json.string($0) } }

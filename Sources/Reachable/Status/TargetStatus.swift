@@ -16,6 +16,9 @@ public struct TargetStatus: Sendable, Equatable, Decodable {
 
     public var name: String
     public var url: String
+    /// The interface a pinned target (`NAME@IFACE=URL`) is probed through; `nil` when it goes
+    /// wherever the kernel routes it.
+    public var via: String?
     /// `reachable` when any family is; `unreachable` when every family with addresses is (or the
     /// name does not resolve).
     public var state: State
@@ -38,13 +41,14 @@ public struct TargetStatus: Sendable, Equatable, Decodable {
     public var degraded: Bool
 
     public init(
-        name: String, url: String, state: State = .unknown, reason: ProbeFailureReason? = nil,
+        name: String, url: String, via: String? = nil, state: State = .unknown, reason: ProbeFailureReason? = nil,
         detail: String? = nil, addresses: [String] = [], interface: String? = nil, since: Date,
         ipv4: TargetFamilyStatus? = nil,
         ipv6: TargetFamilyStatus? = nil, degraded: Bool = false
     ) {
         self.name = name
         self.url = url
+        self.via = via
         self.state = state
         self.reason = reason
         self.detail = detail

@@ -173,7 +173,7 @@
       const where = add(el("div", "detail"), el("span", "mono", (x.addresses || []).join(", ") || "no address"));
       if (x.interface) add(where, document.createTextNode(" via "), el("span", "mono", x.interface));
       if (x.since) add(where, document.createTextNode(" · "), since(x.since));
-      add(targets, add(el("div", "row"), el("span", "name", x.name), badge(x.state),
+      add(targets, add(el("div", "row"), el("span", "name", x.via ? x.name + "@" + x.via : x.name), badge(x.state),
         x.reason ? badge(x.reason, "bad") : null, degraded(x), x.state === "unreachable" && !FAMILIES.some(([k]) => x[k] && x[k].detail === x.detail) ? whyNode({ detail: x.detail }) : null,
         add(el("div", "detail"), el("span", "mono", x.url)), where, ...families(x, "bad")));
     }

@@ -115,8 +115,8 @@ extension MonitoringOptions {
     private func resolvedTargets() throws -> [TargetSpec] {
         guard !targets.isEmpty else { return try Settings.targets.resolve(nil) }
         do {
-            // `NAME=URL` again, exactly as given: the URL keeps its text.
-            return try TargetSpec.parseList(targets.map { "\($0.name)=\($0.url.text)" })
+            // The specs again, exactly as given: the URL keeps its text.
+            return try TargetSpec.parseList(targets.map(\.text))
         } catch {
             throw ValidationError("--\(Settings.targets.flag): \(error)")
         }

@@ -176,7 +176,7 @@ enum Settings {
                 throw InvalidValue(description: "\(error)")
             }
         },
-        show: { $0.map { "\($0.name)=\($0.url)" }.joined(separator: " ") }
+        show: { $0.map(\.text).joined(separator: " ") }
     )
 
     /// Read at start (a bad file is refused like a bad `--target`), then again on SIGHUP and
