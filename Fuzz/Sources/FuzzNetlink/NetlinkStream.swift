@@ -151,8 +151,9 @@ enum NetlinkStream {
             let snapshot = RoutingSnapshot(table)
             for (lookup, counted) in [(lookups.ipv4, path.ipv4), (lookups.ipv6, path.ipv6)] {
                 let verdict = RouteVerdict(judging: lookup, by: snapshot)
-                if case .routable(let name) = verdict, case .route(_, let index?, _) = lookup {
+                if case .routable(let name, let source) = verdict, case .route(_, let index?, let answered) = lookup {
                     require(name == snapshot.interfaceNames[index] ?? "lo", "verdict names \(name)")
+                    require(source == nil || source == answered, "verdict's source \(String(describing: source))")
                 }
                 // One route rule: a family the path counts is one the probes would route to.
                 if counted { require(verdict != .noRoute && verdict != .unknown, "the path counts \(lookup)") }

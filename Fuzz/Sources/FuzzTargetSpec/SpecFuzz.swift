@@ -34,10 +34,13 @@ enum SpecFuzz {
             return
         }
         require(TargetSpec.isValidName(spec.name), "accepted name \(spec.name.debugDescription)")
-        require(text == "\(spec.name)=\(spec.url.text)", "the spec's parts do not make \(text.debugDescription)")
+        require(text == spec.text, "the spec's parts do not make \(text.debugDescription)")
+        if let interface = spec.egress.interface {
+            require(TargetSpec.isValidInterfaceName(interface), "accepted interface \(interface.debugDescription)")
+        }
         check(spec.url, allowed: [.host, .tcp, .http, .https])
-        // ServeOptions rebuilds each flag's spec as NAME=URL before checking the list.
-        require((try? TargetSpec.parse("\(spec.name)=\(spec.url.text)")) == spec, "\(text) does not read back")
+        // ServeOptions rebuilds each flag's spec from its text before checking the list.
+        require((try? TargetSpec.parse(spec.text)) == spec, "\(text) does not read back")
     }
 
     private static func targetList(_ specs: [String]) {
@@ -105,6 +108,8 @@ enum SpecFuzz {
         case .http, .https:
             require(url.port != nil && url.path.hasPrefix("/"), "http(s):// without a port or path")
             require(HostSyntax.isSafePath(url.path), "path \(url.path.debugDescription)")
+        default:
+            require(false, "a scheme no probe kind registered: \(url.scheme.rawValue)")
         }
         if let requestURL = url.requestURL {
             require(
