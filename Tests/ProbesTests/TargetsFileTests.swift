@@ -37,6 +37,14 @@ import Testing
         #expect(targets[3].url.text == "tcp://[2001:db8::1]:6379")
     }
 
+    @Test func aLineMayPinItsTargetToAnInterface() throws {
+        let targets = try read("backup@wwan0=tcp://api.test:443\nlan@eth1=host://[2001:db8::1]\n")
+        #expect(targets.map(\.name) == ["db", "backup", "lan"])
+        #expect(targets.map(\.egress) == [.kernelChoice, .pinned(to: "wwan0"), .pinned(to: "eth1")])
+        #expect(refusal("db@eth1=tcp://db.internal:5432") != nil, "a flag's name, whatever the interface")
+        #expect(refusal("x@a/b=tcp://x:1") != nil)
+    }
+
     @Test func anEmptyFileLeavesTheFlagsAlone() throws {
         #expect(try read("").map(\.name) == ["db"])
         #expect(try read("\n# nothing yet\n").map(\.name) == ["db"])
