@@ -1,5 +1,6 @@
 import Foundation
 import Probes
+import Reachable
 import Testing
 
 /// `--targets-file`: what a line may be, and every way a file is refused, with its line.
