@@ -15,6 +15,7 @@ import pytest
 
 from reachd_process import free_port, reachd_binary
 from world import reachd_in, status, target_of, wait_target, world  # noqa: F401
+from world_dualstack import dual_world, reachd_dual  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(90)]
 
@@ -87,3 +88,43 @@ def test_a_bad_interface_is_refused_at_start_naming_the_spec(spec):
                             capture_output=True, text=True, timeout=20)
     assert result.returncode != 0, result
     assert spec in result.stderr and "interface" in result.stderr, result.stderr
+
+
+def test_a_pinned_target_in_both_families(dual_world, reachd_dual):
+    """The dual-stack world with a second link that carries only IPv6 (and is the kernel's
+    choice toward the far IPv6 range): a target pinned to the first link is probed through it in
+    both families — against the kernel's IPv6 choice —, one pinned to the second has IPv4
+    `no-route` (no IPv4 there) and IPv6 through it; IPv6 broken at the gateway shows in each
+    pinned family on its own."""
+    w = dual_world
+    web = w.far_server()
+    link6 = w.add_second_link_ipv6()
+    # The outside addresses: an uplink of a family is an interface with a route toward them.
+    server = reachd_dual("--ipv4-destination", w.both4, "--ipv6-destination", w.both6,
+                         "--target", f"kernel=tcp://both.test:{web.port}",
+                         "--target", f"first@{w.link}=tcp://both.test:{web.port}",
+                         "--target", f"second4@{link6}=tcp://{w.both4}:{web.port}",
+                         "--target", f"second6@{link6}=tcp://[{w.both6}]:{web.port}",
+                         "--target-interval", "1", "--target-timeout", "1", "--target-failures", "1")
+
+    def both_known(target: dict) -> bool:
+        return all(target[f] is not None and target[f]["state"] != "unknown" for f in ("ipv4", "ipv6"))
+
+    kernel = wait_target(server, "kernel", lambda t: both_known(t) and t["ipv6"]["state"] == "reachable", 10)
+    assert (kernel["ipv4"]["interface"], kernel["ipv6"]["interface"]) == (w.link, link6), kernel
+    first = wait_target(server, "first", lambda t: both_known(t) and t["state"] == "reachable", 10)
+    assert first["via"] == w.link and not first["degraded"], first
+    assert (first["ipv4"]["interface"], first["ipv6"]["interface"]) == (w.link, w.link), first
+    second4 = wait_target(server, "second4", lambda t: t["state"] != "unknown", 10)
+    assert (second4["state"], second4["reason"], second4["via"]) == ("unreachable", "no-route", link6), second4
+    second6 = wait_target(server, "second6", lambda t: t["state"] == "reachable", 10)
+    assert second6["ipv6"]["interface"] == link6 and second6["ipv4"] is None, second6
+
+    # IPv6 broken past the gateway: each pinned IPv6 family fails on its own, IPv4 stays.
+    w.break_family("ipv6")
+    first = wait_target(server, "first", lambda t: t["degraded"], 10)
+    assert first["ipv6"]["reason"] == "timeout" and first["ipv4"]["state"] == "reachable", first
+    second6 = wait_target(server, "second6", lambda t: t["state"] == "unreachable", 10)
+    assert second6["reason"] == "timeout", second6
+    w.restore_family("ipv6")
+    wait_target(server, "second6", lambda t: t["state"] == "reachable", 10)

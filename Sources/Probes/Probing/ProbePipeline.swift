@@ -75,8 +75,10 @@ struct ProbePipeline: Sendable {
             previousAddresses: previousAddresses, report: report, completion: completion)
         // A pinned interface that is no uplink of a family: that family is `no-route` at once,
         // without a query (nothing is sent through another interface).
-        let carried = Set(AddressFamily.allCases.filter { routes.carries($0, via: egress) })
-        run.notCarried(Set(AddressFamily.allCases).subtracting(carried))
+        // (An IP literal has one family: the other is not the target's.)
+        let families = url.literal.map { [$0.addressFamily] } ?? AddressFamily.allCases
+        let carried = Set(families.filter { routes.carries($0, via: egress) })
+        run.notCarried(Set(families).subtracting(carried))
         if let literal = url.literal { return run.literal(literal) }
         if carried.isEmpty { return run.nothingToResolve() }
         for family in AddressFamily.allCases where carried.contains(family) {
