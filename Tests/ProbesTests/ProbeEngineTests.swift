@@ -197,7 +197,8 @@ struct ProbeEngineTests {
             return try await group.reduce(into: []) { $0.append($1) }
         }
         let elapsed = ContinuousClock.now - started
-        #expect(outcomes.count == 100 && outcomes.allSatisfy { $0.failure == .timeout })
+        let others = outcomes.filter { $0.failure != .timeout }
+        #expect(outcomes.count == 100 && others.isEmpty, "not timeouts: \(others.prefix(3))")
         #expect(elapsed < .seconds(10), "concurrent (one after another would take 100 s): \(elapsed)")
         server.stop()
     }
