@@ -87,6 +87,9 @@ CURLcode reachd_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct c
 CURLcode reachd_curl_easy_setopt_write_function(CURL *handle, curl_write_callback callback) {
     return library.curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
 }
+CURLcode reachd_curl_easy_setopt_sockopt_function(CURL *handle, curl_sockopt_callback callback) {
+    return library.curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, callback);
+}
 CURLcode reachd_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return library.curl_easy_getinfo(handle, info, value);
 }

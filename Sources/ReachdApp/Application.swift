@@ -81,6 +81,8 @@ public func buildApplication(
     monitorConfiguration.initialTargetsFile = configuration.probes.initialTargetsFile(since: started)
     monitorConfiguration.initialConnectivity = configuration.probes.initialConnectivity(since: started)
     monitorConfiguration.initialDNS = configuration.probes.initialDNS(since: started)
+    // --per-uplink needs every uplink found on every reading; nothing else does.
+    monitorConfiguration.discoversUplinks = configuration.probes.perUplink && configuration.probes.connectivity != nil
 
     let monitor: NetworkMonitor
     do {

@@ -70,6 +70,9 @@ int reachd_probe_libraries_load(char *error, size_t error_size);
       (channel, servers))                                                                        \
     V(ares_free_data, (void *data), (data))                                                      \
     V(ares_set_local_dev, (ares_channel channel, const char *name), (channel, name))            \
+    V(ares_set_local_ip4, (ares_channel channel, unsigned int local_ip), (channel, local_ip))    \
+    V(ares_set_local_ip6, (ares_channel channel, const unsigned char *local_ip6),               \
+      (channel, local_ip6))                                                                      \
     X(int, ares_parse_a_reply,                                                                   \
       (const unsigned char *answer, int length, struct hostent **host,                           \
        struct ares_addrttl *addresses, int *count),                                              \
@@ -96,6 +99,8 @@ CURLcode reachd_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *
 CURLcode reachd_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *list);
 /// CURLOPT_WRITEFUNCTION, typed so that Swift can pass a `@convention(c)` closure.
 CURLcode reachd_curl_easy_setopt_write_function(CURL *handle, curl_write_callback callback);
+/// CURLOPT_SOCKOPTFUNCTION, typed so that Swift can pass a `@convention(c)` closure.
+CURLcode reachd_curl_easy_setopt_sockopt_function(CURL *handle, curl_sockopt_callback callback);
 /// curl_easy_getinfo for `long` answers (RESPONSE_CODE).
 CURLcode reachd_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 /// curl_easy_getinfo for `curl_off_t` answers: the *_TIME_T timings, in microseconds.

@@ -10,7 +10,7 @@ enum EngineWork: Sendable {
     case transfer(ProbeJob, connectOnly: Bool, @Sendable (ProbeOutcome) -> Void)
     /// Resolve a host out of an egress: one family's addresses, or (`nil`) both families' in one
     /// lookup.
-    case resolve(String, AddressFamily?, Egress, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
+    case resolve(String, AddressFamily?, ResolverWay, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
     /// Ask one nameserver for a name's A record (the nameserver check).
     case askNameserver(IPAddress, name: String, timeout: Duration, @Sendable (NameserverAnswer) -> Void)
     /// Run on the engine thread (the orchestrators' state lives there).
@@ -184,9 +184,9 @@ final class EngineCore: @unchecked Sendable {
             case .transfer(let job, let connectOnly, let completion):
                 counters.withLock { $0.probes += 1 }
                 transfers.start(job, connectOnly: connectOnly, completion: completion)
-            case .resolve(let host, let family, let egress, let deadline, let completion):
+            case .resolve(let host, let family, let way, let deadline, let completion):
                 counters.withLock { $0.resolutions += 1 }
-                resolver.start(host: host, family: family, egress: egress, deadline: deadline, completion: completion)
+                resolver.start(host: host, family: family, way: way, deadline: deadline, completion: completion)
             case .askNameserver(let server, let name, let timeout, let completion):
                 counters.withLock { $0.nameserverQueries += 1 }
                 nameservers.ask(server, name: name, timeout: timeout, completion: completion)

@@ -72,10 +72,10 @@ public final class ProbeEngine: Sendable {
     /// - Returns: `false` when the engine is stopped; the completion is then never called.
     @discardableResult
     public func resolve(
-        _ host: String, family: AddressFamily? = nil, via egress: Egress = .kernelChoice,
+        _ host: String, family: AddressFamily? = nil, via way: ResolverWay = ResolverWay(),
         deadline: ContinuousClock.Instant, completion: @escaping @Sendable (ResolveOutcome) -> Void
     ) -> Bool {
-        core.submit(.resolve(host, family, egress, deadline, completion))
+        core.submit(.resolve(host, family, way, deadline, completion))
     }
 
     /// Asks one nameserver alone for the A record of `name`, exactly as given (the nameserver check).
@@ -151,6 +151,7 @@ public struct EngineTimerKey: Hashable, Sendable {
     public enum Source: Hashable, Sendable {
         case targets
         case connectivity
+        case uplinks
         case nameservers
     }
 

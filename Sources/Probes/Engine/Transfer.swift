@@ -1,4 +1,5 @@
 import CProbeLibraries
+import Glibc
 import Reachable
 
 /// One probe job on its libcurl easy handle: the options that make it a probe, the bounded body
@@ -12,6 +13,8 @@ final class Transfer {
     /// Owned by this transfer: curl keeps pointers to both until the handle is cleaned up.
     private var connectTo: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+    /// The interface a pinned job's sockets are bound to, for `bindToInterface`; freed with the transfer.
+    private var pinnedInterface: UnsafeMutablePointer<CChar>?
     /// Body bytes compared with the expected prefix so far.
     private var compared = 0
     private var prefixMatched: Bool?
@@ -40,6 +43,15 @@ final class Transfer {
         reachd_curl_easy_cleanup(easy)
         reachd_curl_slist_free_all(connectTo)
         errorBuffer.deallocate()
+        free(pinnedInterface)
+    }
+
+    /// Binds each socket curl opens to the pinned interface (its name is the callback's data).
+    /// A failure fails the transfer: it must never leave through another interface.
+    private static let bindToInterface: curl_sockopt_callback = { data, descriptor, _ in
+        guard let name = data?.assumingMemoryBound(to: CChar.self) else { return CURL_SOCKOPT_ERROR }
+        let bound = setsockopt(descriptor, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(strlen(name) + 1))
+        return bound == 0 ? CURL_SOCKOPT_OK : CURL_SOCKOPT_ERROR
     }
 
     private func configure() throws(TransferSetupError) {
@@ -68,10 +80,19 @@ final class Transfer {
         try set(CURLOPT_SSL_VERIFYHOST, 2)
         try set(CURLOPT_USERAGENT, "reachd")
         if let interface = job.egress.interface {
-            // Pinned: the socket is bound to the interface (`SO_BINDTODEVICE`; `if!` never takes
-            // the name for an address or host name). Binding `job.source` as well needs
-            // `CURLOPT_SOCKOPTFUNCTION` (curl 7.88 has no `ifhost!`): the per-uplink issue adds it.
-            try set(CURLOPT_INTERFACE, "if!\(interface)")
+            if let source = job.source {
+                // Pinned from a source address, so that rules selecting a table by source apply:
+                // curl binds the address (`host!`), the socket callback binds the interface
+                // (`SO_BINDTODEVICE`, before curl's bind); curl 7.88 has no `ifhost!` for both.
+                pinnedInterface = strdup(interface)
+                try set(CURLOPT_INTERFACE, "host!\(source)")
+                try check(reachd_curl_easy_setopt_sockopt_function(easy, Transfer.bindToInterface))
+                try set(CURLOPT_SOCKOPTDATA, pointer: UnsafeMutableRawPointer(pinnedInterface!))
+            } else {
+                // Pinned: the socket is bound to the interface (`SO_BINDTODEVICE`; `if!` never
+                // takes the name for an address or host name).
+                try set(CURLOPT_INTERFACE, "if!\(interface)")
+            }
         }
         try set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(errorBuffer))
         if connectOnly {

@@ -13,6 +13,9 @@ struct ConnectivityBook: Sendable {
     private var withoutFamilies: (state: ConnectivityStatus.State, reason: ProbeFailureReason?) = (.unknown, nil)
     private var schedule: ConnectivitySchedule
     private(set) var status: ConnectivityStatus
+    /// The families the document shows (`nil`: every one). An uplink's check shows only those
+    /// the interface has been an uplink of since its check began (`uplinkFamilies`).
+    private var shown: Set<AddressFamily>?
 
     init(spec: ConnectivitySpec, interval: Duration, since: Date) {
         self.spec = spec
@@ -84,8 +87,21 @@ struct ConnectivityBook: Sendable {
         derive(at: now)
     }
 
+    /// The families the pinned interface is an uplink of now (a batch of netlink changes): a
+    /// family it stopped being one of is `none` (shown while the interface is still an uplink of
+    /// the other); one it never was one of is not shown (`null`). The backoff starts again.
+    mutating func uplinkFamilies(_ current: Set<AddressFamily>, at now: Date) {
+        let before = shown ?? []
+        for family in before.subtracting(current) { families[family] = ConnectivityFamilyStatus(state: .none) }
+        if before != current { schedule.reset() }
+        shown = before.union(current)
+        derive(at: now)
+    }
+
     private mutating func derive(at now: Date) {
-        for family in AddressFamily.allCases { status[family] = families[family] }
+        for family in AddressFamily.allCases {
+            status[family] = shown?.contains(family) == false ? nil : families[family]
+        }
         status.deriveOverall(withoutFamilies: withoutFamilies, at: now)
     }
 }

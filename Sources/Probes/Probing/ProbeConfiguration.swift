@@ -22,6 +22,8 @@ public struct ProbeConfiguration: Sendable {
     public var targetSuccesses: Int = 1
     /// `nil`: connectivity is `disabled`.
     public var connectivity: ConnectivitySpec?
+    /// `--per-uplink`: the check runs through every uplink on its own too (needs `connectivity`).
+    public var perUplink = false
     /// How often the check runs while `full` (`--connectivity-interval`); shorter otherwise,
     /// backing off from 1 s.
     public var connectivityInterval: Duration = .seconds(300)

@@ -81,8 +81,11 @@ struct ProbePipeline: Sendable {
         run.notCarried(Set(families).subtracting(carried))
         if let literal = url.literal { return run.literal(literal) }
         if carried.isEmpty { return run.nothingToResolve() }
+        let way = ResolverWay(
+            egress, ipv4Source: routes.source(of: .ipv4, via: egress), ipv6Source: routes.source(of: .ipv6, via: egress)
+        )
         for family in AddressFamily.allCases where carried.contains(family) {
-            let submitted = engine.resolve(url.host, family: family, via: egress, deadline: run.deadline) {
+            let submitted = engine.resolve(url.host, family: family, via: way, deadline: run.deadline) {
                 outcome in
                 run.resolved(family, outcome)
             }

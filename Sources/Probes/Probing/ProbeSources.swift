@@ -8,6 +8,8 @@ public final class ProbeSources: Sendable {
     private let engine: ProbeEngine
     private let targets: TargetProber?
     private let connectivity: ConnectivityChecker?
+    /// `--per-uplink`: the check through each uplink.
+    private let uplinks: UplinkChecker?
     private let nameservers: NameserverChecker?
     /// `nil` without `--targets-file`.
     private let reloader: TargetsReloader?
@@ -60,6 +62,11 @@ public final class ProbeSources: Sendable {
             ConnectivityChecker(
                 spec: $0, configuration: configuration, engine: engine, routes: routes, monitor: monitor)
         }
+        uplinks =
+            configuration.perUplink
+            ? configuration.connectivity.map {
+                UplinkChecker(spec: $0, configuration: configuration, engine: engine, routes: routes, monitor: monitor)
+            } : nil
         nameservers = configuration.dnsCheck.map {
             NameserverChecker(
                 name: $0, configuration: configuration, engine: engine, routes: routes, monitor: monitor,
@@ -69,14 +76,16 @@ public final class ProbeSources: Sendable {
 
     /// Probes now, then on every network change, resolv.conf change and interval.
     public func start() {
-        engine.onResolverConfigurationChange { [targets, connectivity, nameservers] in
+        engine.onResolverConfigurationChange { [targets, connectivity, uplinks, nameservers] in
             targets?.resolverChanged()
             connectivity?.resolverChanged()
+            uplinks?.resolverChanged()
             nameservers?.resolverChanged()
         }
         targets?.start()
         reloader?.start()
         connectivity?.start()
+        uplinks?.start()
         nameservers?.start()
     }
 

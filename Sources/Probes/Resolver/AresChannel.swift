@@ -14,13 +14,14 @@ final class AresChannel {
     /// Queries started and not yet called back; a retired channel is destroyed when this is 0.
     var outstanding = 0
 
-    /// Reads the resolver configuration into a new channel whose queries leave through `egress`
-    /// (`ares_set_local_dev` binds its sockets to a pinned interface, which must exist).
+    /// Reads the resolver configuration into a new channel whose queries leave through `way`
+    /// (`ares_set_local_dev` binds its sockets to a pinned interface, which must exist, and
+    /// `ares_set_local_ip4`/`_ip6` to its source addresses, so policy routing by source applies).
     ///
     /// - Throws: c-ares' message when the channel cannot be created.
-    init(configuration: ResolverConfiguration, egress: Egress = .kernelChoice) throws(ResolverError) {
+    init(configuration: ResolverConfiguration, way: ResolverWay = ResolverWay()) throws(ResolverError) {
         // c-ares ignores a failed SO_BINDTODEVICE and would send the kernel's way instead.
-        if let interface = egress.interface, if_nametoindex(interface) == 0 {
+        if let interface = way.egress.interface, if_nametoindex(interface) == 0 {
             throw ResolverError("cannot resolve via \(interface): no such interface")
         }
         var options = ares_options()
@@ -44,7 +45,14 @@ final class AresChannel {
                 "cannot read \(configuration.resolvConfPath): \(String(cString: reachd_ares_strerror(status)))")
         }
         channel = created
-        if let interface = egress.interface { reachd_ares_set_local_dev(created, interface) }
+        if let interface = way.egress.interface { reachd_ares_set_local_dev(created, interface) }
+        if let source = way.ipv4Source {
+            // c-ares takes the IPv4 address in host byte order.
+            reachd_ares_set_local_ip4(created, source.bytes.reduce(0) { $0 << 8 | UInt32($1) })
+        }
+        if let source = way.ipv6Source {
+            source.bytes.withUnsafeBufferPointer { reachd_ares_set_local_ip6(created, $0.baseAddress) }
+        }
     }
 
     /// A channel that asks one nameserver only, once, with no search list and no retries: the

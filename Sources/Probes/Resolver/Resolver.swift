@@ -5,9 +5,9 @@ import Reachable
 /// Name resolution over c-ares: A or AAAA for a host (or both in one lookup), with a deadline per
 /// query and the errors DNS actually gave (NXDOMAIN is `dns`, silence is `timeout`).
 ///
-/// One channel per egress (`AresChannels`): the kernel's choice, or an interface a probe is
-/// pinned to, whose queries leave through it (`ares_set_local_dev`). A channel is made on first
-/// use and dropped when idle. Driven by the probe engine's thread only; completions run there.
+/// One channel per way out (`ResolverWay`, keys of `AresChannels`): the kernel's choice, or an
+/// interface a probe is pinned to, whose queries leave through it (`ares_set_local_dev`) from its
+/// source addresses. A channel is made on first use and dropped when idle. Driven by the probe engine's thread only; completions run there.
 ///
 /// The engine watches `resolv.conf` once (one inotify watch, `EngineCore`) and calls `prepare`
 /// before each batch of resolutions; when the file changed, a new channel reads it and the old
@@ -33,10 +33,10 @@ final class Resolver {
     /// Before a batch of resolutions: makes the kernel's-choice channel if there is none yet (the
     /// first batch, or every read failed so far), and new channels when `reread`: the file changed.
     func prepare(reread: Bool) {
-        guard !channels.has(Egress.kernelChoice) || reread else { return }
+        guard !channels.has(ResolverWay()) || reread else { return }
         do {
-            let channel = try makeChannel(.kernelChoice)
-            channels.replaceAll(with: channel, for: Egress.kernelChoice)
+            let channel = try makeChannel(ResolverWay())
+            channels.replaceAll(with: channel, for: ResolverWay())
             configurationProblem = nil
         } catch {
             // Keep the previous channels, if any: an unreadable new file should not stop DNS.
@@ -44,8 +44,8 @@ final class Resolver {
         }
     }
 
-    private func makeChannel(_ egress: Egress) throws(ResolverError) -> AresChannel {
-        try AresChannel(configuration: configuration, egress: egress)
+    private func makeChannel(_ way: ResolverWay) throws(ResolverError) -> AresChannel {
+        try AresChannel(configuration: configuration, way: way)
     }
 
     private func say(_ error: ResolverError) {
@@ -53,10 +53,10 @@ final class Resolver {
         configurationProblem = error.description
     }
 
-    /// Starts resolving `host` for `family` (`nil`: both) out of `egress`; `completion` is called
+    /// Starts resolving `host` for `family` (`nil`: both) out of `way`; `completion` is called
     /// once, on the engine thread.
     func start(
-        host: String, family: AddressFamily?, egress: Egress, deadline: ContinuousClock.Instant,
+        host: String, family: AddressFamily?, way: ResolverWay, deadline: ContinuousClock.Instant,
         completion: @escaping @Sendable (ResolveOutcome) -> Void
     ) {
         let resolution = PendingQuery(
@@ -75,7 +75,7 @@ final class Resolver {
         }
         let channel: AresChannel
         do {
-            channel = try channels.channel(for: egress) { () throws(ResolverError) in try makeChannel(egress) }
+            channel = try channels.channel(for: way) { () throws(ResolverError) in try makeChannel(way) }
         } catch {
             say(error)
             resolution.finish(ResolveOutcome(addresses: [], failure: .error, detail: error.description))

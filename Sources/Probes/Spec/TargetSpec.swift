@@ -36,7 +36,7 @@ public struct TargetSpec: Sendable, Hashable {
 
     /// An interface name as the contract writes it (and `IFNAMSIZ` bounds it): 1–15 bytes, no
     /// `/`, no whitespace or other control character.
-    static func isValidInterfaceName(_ name: String) -> Bool {
+    public static func isValidInterfaceName(_ name: String) -> Bool {
         (1...15).contains(name.utf8.count)
             && name.utf8.allSatisfy { $0 > 0x20 && $0 != 0x7F && $0 != UInt8(ascii: "/") }
     }

@@ -27,6 +27,9 @@ public struct MonitorConfiguration: Sendable {
     public var initialConnectivity: ConnectivityStatus?
     /// And DNS (`unknown` with its name, or `disabled`).
     public var initialDNS: DNSStatus?
+    /// Find every uplink on each reading (`RoutingSnapshot.uplinks`): for `--per-uplink`. Off,
+    /// no question beyond the two route lookups is asked.
+    public var discoversUplinks = false
     /// The kernel seam: the real system calls, unless a test injects faults.
     package var netlinkSystemCalls: NetlinkSystemCalls = .live
 

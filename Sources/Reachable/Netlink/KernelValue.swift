@@ -15,6 +15,7 @@ enum KernelValue {
     static let tentativeAddress = UInt32(IFA_F_TENTATIVE)
     static let optimisticAddress = UInt32(IFA_F_OPTIMISTIC)
     static let duplicateAddress = UInt32(IFA_F_DADFAILED)
+    static let secondaryAddress = UInt32(IFA_F_SECONDARY)
 
     /// `ifi_flags`.
     static let interfaceUp = reachd_iff_up

@@ -102,22 +102,28 @@ final class NetlinkRequester {
     /// interface without a matching route IPv4 answers an on-link guess (no gateway, no table
     /// entry) that would make every interface with an address a way out. That the answer leaves
     /// through the interface is `RouteVerdict`'s check (IPv6 may answer another one).
-    func lookup(_ destination: IPAddress, outputInterface: Int32 = 0) -> RouteLookup {
-        if outputInterface != 0, matchedEntry(destination, outputInterface: outputInterface) == nil {
+    ///
+    /// `source`: asked as from that local address (policy routing by source applies). The kernel
+    /// names no preferred source when it is the one asked with: the answer carries `source`.
+    func lookup(_ destination: IPAddress, outputInterface: Int32 = 0, source: IPAddress? = nil) -> RouteLookup {
+        if outputInterface != 0,
+            matchedEntry(destination, outputInterface: outputInterface, source: source) == nil
+        {
             return .failed(errno: ENETUNREACH)
         }
         do {
             let sequence = nextSequence()
             try socket.send(
                 NetlinkRequests.routeLookup(
-                    destination: destination, outputInterface: outputInterface, sequence: sequence))
+                    destination: destination, source: source, outputInterface: outputInterface,
+                    sequence: sequence))
             while true {
                 for envelope in try receiveAnswer(sequence, parser: &lookupParser) {
                     switch envelope.message {
                     case .route(let route):
                         return .route(
                             type: route.type, outputInterface: route.outputInterfaces.first,
-                            preferredSource: route.preferredSource
+                            preferredSource: route.preferredSource ?? source
                         )
                     case .error(let code) where code != 0:
                         return .failed(errno: -code)
@@ -133,12 +139,15 @@ final class NetlinkRequester {
 
     /// The routing-table entry the kernel matches for `destination` now (`RTM_F_FIB_MATCH`);
     /// `nil` when no entry matches or the question could not be asked.
-    func matchedEntry(_ destination: IPAddress, outputInterface: Int32 = 0) -> RouteRecord.Entry? {
+    func matchedEntry(
+        _ destination: IPAddress, outputInterface: Int32 = 0, source: IPAddress? = nil
+    ) -> RouteRecord.Entry? {
         do {
             let sequence = nextSequence()
             try socket.send(
                 NetlinkRequests.routeLookup(
-                    destination: destination, outputInterface: outputInterface, fibMatch: true, sequence: sequence))
+                    destination: destination, source: source, outputInterface: outputInterface, fibMatch: true,
+                    sequence: sequence))
             while true {
                 for envelope in try receiveAnswer(sequence, parser: &lookupParser) {
                     switch envelope.message {

@@ -32,8 +32,11 @@ enum NetlinkRequests {
     /// `outputInterface` (not 0) asks for a route out of that interface only (`RTA_OIF`, a
     /// pinned egress). `fibMatch` (`ip route get fibmatch`) answers with the routing-table entry
     /// that matched — its prefix, table and metric — instead of the route made for this destination.
+    /// `source` (`ip route get … from SOURCE`) asks as a socket bound to that local address would:
+    /// rules that select a table by source apply.
     static func routeLookup(
-        destination address: IPAddress, outputInterface: Int32 = 0, fibMatch: Bool = false, sequence: UInt32
+        destination address: IPAddress, source: IPAddress? = nil, outputInterface: Int32 = 0, fibMatch: Bool = false,
+        sequence: UInt32
     ) -> [UInt8] {
         build(type: Int32(RTM_GETROUTE), flags: NLM_F_REQUEST, sequence: sequence) { header in
             let message = mnl_nlmsg_put_extra_header(header, MemoryLayout<rtmsg>.size)!
@@ -43,6 +46,12 @@ enum NetlinkRequests {
             if fibMatch { message.pointee.rtm_flags = UInt32(RTM_F_FIB_MATCH) }
             address.bytes.withUnsafeBytes { raw in
                 mnl_attr_put(header, UInt16(RTA_DST.rawValue), raw.count, raw.baseAddress)
+            }
+            if let source {
+                message.pointee.rtm_src_len = UInt8(source.bytes.count * 8)
+                source.bytes.withUnsafeBytes { raw in
+                    mnl_attr_put(header, UInt16(RTA_SRC.rawValue), raw.count, raw.baseAddress)
+                }
             }
             if outputInterface != 0 {
                 mnl_attr_put_u32(header, UInt16(RTA_OIF.rawValue), UInt32(bitPattern: outputInterface))

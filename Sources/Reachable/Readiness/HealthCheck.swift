@@ -38,13 +38,15 @@ public struct HealthCheck: Sendable {
     /// | `reachable` | `network:reachability` | `system` | the route-based `state` | `changedAt` |
     /// | `always` | `reachd:serving` | `component` | — | — |
     /// | `online` | `network:connectivity` | `system` | connectivity `state` | its `since` |
+    /// | `online:IFACE` | `online:IFACE` | `system` | that interface's connectivity `state` | its `since` |
     /// | `target:NAME` | `target:NAME` | `component` | that target's `state` | its `since` |
     /// | `dns` | `network:dns` | `system` | `dns.state` | its `since` |
     ///
     /// A failing check says why in `output` ("network is unreachable", "connectivity is limited
     /// (timeout)", "target db is unreachable (no-route)"); every check fails with
     /// "shutting down" once shutdown has begun. A target the document does not list (yet) is
-    /// `unknown`, without a time.
+    /// `unknown`, without a time; an interface that does not exist (yet) or is no uplink is
+    /// `none` ("interface wan1 is not an uplink").
     public init(_ condition: ReadinessCondition, status: ReachabilityStatus, isShuttingDown: Bool = false) {
         switch condition {
         case .reachable:
@@ -61,6 +63,17 @@ public struct HealthCheck: Sendable {
                 observedValue: connectivity.state.rawValue, time: connectivity.since,
                 holds: connectivity.state == .full, reason: reason,
                 output: "connectivity is \(connectivity.state.rawValue)\(Self.because(reason))")
+        case .uplinkOnline(let name):
+            let connectivity = status.interfaces.first { $0.name == name }?.connectivity
+            let state = connectivity?.state ?? .none
+            let reason = connectivity?.reason?.rawValue
+            let output =
+                connectivity == nil
+                ? "interface \(name) is not an uplink"
+                : "connectivity via \(name) is \(state.rawValue)\(Self.because(reason))"
+            self.init(
+                key: "online:\(name)", componentType: "system", observedValue: state.rawValue,
+                time: connectivity?.since, holds: state == .full, reason: reason, output: output)
         case .target(let name):
             let target = status.targets.first { $0.name == name }
             let state = target?.state ?? .unknown

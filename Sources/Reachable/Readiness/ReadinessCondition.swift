@@ -6,6 +6,8 @@ public enum ReadinessCondition: Sendable, Equatable, CustomStringConvertible {
     case always
     /// Connectivity is `full`.
     case online
+    /// That interface's own connectivity check is `full` (`--per-uplink`).
+    case uplinkOnline(String)
     /// That target is `reachable`.
     case target(String)
     /// DNS is `ok` or `degraded`: some nameserver answers (needs `--dns-check`).
@@ -17,6 +19,7 @@ public enum ReadinessCondition: Sendable, Equatable, CustomStringConvertible {
         case .reachable: "reachable"
         case .always: "always"
         case .online: "online"
+        case .uplinkOnline(let interface): "online:\(interface)"
         case .target(let name): "target:\(name)"
         case .dns: "dns"
         }
@@ -25,7 +28,7 @@ public enum ReadinessCondition: Sendable, Equatable, CustomStringConvertible {
 
 extension ReadinessCondition {
     /// What `--ready-when` accepts, for messages: `reachable, always, online or target:NAME`.
-    public static let syntax = "reachable, always, online, dns or target:NAME"
+    public static let syntax = "reachable, always, online, online:IFACE, dns or target:NAME"
 
     /// One condition as written (`reachable`, `always`, `online`, `target:NAME`; case-sensitive,
     /// as target names are); `nil` for anything else. Whether NAME is a configured target is the
@@ -36,6 +39,8 @@ extension ReadinessCondition {
         case "always": self = .always
         case "online": self = .online
         case "dns": self = .dns
+        case let text where text.hasPrefix("online:") && text.count > "online:".count:
+            self = .uplinkOnline(String(text.dropFirst("online:".count)))
         case let text where text.hasPrefix("target:") && text.count > "target:".count:
             self = .target(String(text.dropFirst("target:".count)))
         default: return nil

@@ -24,9 +24,14 @@ public final class RouteChecker: Sendable {
 
     /// The verdict for one address out of `egress`.
     public func route(to address: IPAddress, via egress: Egress = .kernelChoice) -> RouteVerdict {
-        let snapshot = monitor.routingSnapshot
-        guard let interface = snapshot.outputInterface(for: egress) else { return .noRoute }
-        let answer = requester.withLock { $0.lookup(address, outputInterface: interface) }
-        return RouteVerdict(judging: answer, by: snapshot, pinnedTo: interface)
+        RouteVerdict.asking(address, via: egress, by: monitor.routingSnapshot) { address, interface, source in
+            requester.withLock { $0.lookup(address, outputInterface: interface, source: source) }
+        }
+    }
+
+    /// The source address a probe of `family` pinned to `egress` binds to (the interface's
+    /// preferred one, so that policy routing by source applies); `nil` for the kernel's choice.
+    public func source(of family: AddressFamily, via egress: Egress) -> IPAddress? {
+        monitor.routingSnapshot.preferredSource(of: family, via: egress)
     }
 }

@@ -48,3 +48,24 @@ public enum RouteVerdict: Sendable, Equatable {
         }
     }
 }
+
+extension RouteVerdict {
+    /// The verdict for `address` out of `egress` (the one rule for every question a probe or a
+    /// route gate asks): the kernel's choice is asked once; a pinned interface is asked with
+    /// `RTA_OIF` alone, then — when that finds no route — once more from the interface's
+    /// preferred source of the family, so a default route in a table that a `from` rule selects
+    /// counts (either answer counts, judged `pinnedTo` the interface).
+    ///
+    /// - Parameter ask: the kernel's lookup for (address, output interface, source).
+    package static func asking(
+        _ address: IPAddress, via egress: Egress, by snapshot: RoutingSnapshot,
+        _ ask: (IPAddress, _ outputInterface: Int32, _ source: IPAddress?) -> RouteLookup
+    ) -> RouteVerdict {
+        guard let interface = snapshot.outputInterface(for: egress) else { return .noRoute }
+        let plain = RouteVerdict(judging: ask(address, interface, nil), by: snapshot, pinnedTo: interface)
+        guard interface != 0, plain == .noRoute,
+            let source = snapshot.preferredSource(of: address.addressFamily, via: egress)
+        else { return plain }
+        return RouteVerdict(judging: ask(address, interface, source), by: snapshot, pinnedTo: interface)
+    }
+}

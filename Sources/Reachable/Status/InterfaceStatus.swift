@@ -12,10 +12,14 @@ public struct InterfaceStatus: Sendable, Equatable, Decodable {
     public var isDefaultRoute: Bool
     /// Every address as `address/prefix`, link-local ones included.
     public var addresses: [String]
+    /// The connectivity check through this interface alone (`--per-uplink`); `nil` when that is
+    /// off or the interface is an uplink of no family. Not the kernel's: the netlink source
+    /// leaves it `nil`, the uplink checker sets it (`ReachabilityStatus.path` keeps it).
+    public var connectivity: ConnectivityStatus?
 
     public init(
         name: String, index: Int32, transport: Transport, kind: String?, operState: String,
-        isDefaultRoute: Bool, addresses: [String]
+        isDefaultRoute: Bool, addresses: [String], connectivity: ConnectivityStatus? = nil
     ) {
         self.name = name
         self.index = index
@@ -24,5 +28,6 @@ public struct InterfaceStatus: Sendable, Equatable, Decodable {
         self.operState = operState
         self.isDefaultRoute = isDefaultRoute
         self.addresses = addresses
+        self.connectivity = connectivity
     }
 }

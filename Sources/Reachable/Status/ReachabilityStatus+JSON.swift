@@ -33,6 +33,9 @@ extension ReachabilityStatus {
                         json.field("operState") { json.string(interface.operState) }
                         json.field("isDefaultRoute") { json.bool(interface.isDefaultRoute) }
                         json.field("addresses") { json.array(interface.addresses) { json.string($0) } }
+                        json.field("connectivity") {
+                            json.optional(interface.connectivity) { Self.connectivity(json, $0) }
+                        }
                     }
                 }
             }
@@ -56,18 +59,7 @@ extension ReachabilityStatus {
                     }
                 }
             }
-            json.field("connectivity") {
-                json.object {
-                    json.field("state") { json.string(connectivity.state.rawValue) }
-                    json.field("url") { json.optionalString(connectivity.url) }
-                    json.field("reason") { json.optionalString(connectivity.reason?.rawValue) }
-                    json.field("since") { json.string(Self.timestampStyle.format(connectivity.since)) }
-                    Self.families(json, { connectivity[$0] }, degraded: connectivity.degraded) { status in
-                        Self.stateAndReason(json, status.state.rawValue, status.reason?.rawValue)
-                        json.field("detail") { json.optionalString(status.detail) }
-                    }
-                }
-            }
+            json.field("connectivity") { Self.connectivity(json, connectivity) }
             json.field("dns") {
                 json.object {
                     json.field("state") { json.string(dns.state.rawValue) }
@@ -99,6 +91,20 @@ extension ReachabilityStatus {
             json.field("stateSince") { json.string(Self.timestampStyle.format(stateSince)) }
         }
         return json.bytes
+    }
+
+    /// The top-level check and each uplink's are the same object.
+    private static func connectivity(_ json: JSONWriter, _ connectivity: ConnectivityStatus) {
+        json.object {
+            json.field("state") { json.string(connectivity.state.rawValue) }
+            json.field("url") { json.optionalString(connectivity.url) }
+            json.field("reason") { json.optionalString(connectivity.reason?.rawValue) }
+            json.field("since") { json.string(Self.timestampStyle.format(connectivity.since)) }
+            Self.families(json, { connectivity[$0] }, degraded: connectivity.degraded) { status in
+                Self.stateAndReason(json, status.state.rawValue, status.reason?.rawValue)
+                json.field("detail") { json.optionalString(status.detail) }
+            }
+        }
     }
 
     /// `"ipv4": {…}, "ipv6": null, "degraded": …`: each family's object, written by `fields`, or

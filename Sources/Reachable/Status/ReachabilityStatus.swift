@@ -58,7 +58,16 @@ public struct ReachabilityStatus: Sendable, Equatable, Decodable {
             ipv6 = newValue.ipv6
             transport = newValue.transport
             isDataMetered = newValue.isDataMetered
+            // An interface's `connectivity` is the uplink checker's, not the kernel's: it stays
+            // with the interface (by name) until that checker changes it.
+            let checked = Dictionary(
+                interfaces.compactMap { interface in interface.connectivity.map { (interface.name, $0) } },
+                uniquingKeysWith: { first, _ in first })
             interfaces = newValue.interfaces
+            guard !checked.isEmpty else { return }
+            for index in interfaces.indices where interfaces[index].connectivity == nil {
+                interfaces[index].connectivity = checked[interfaces[index].name]
+            }
         }
     }
 

@@ -28,6 +28,10 @@ public struct AddressRecord: Sendable, Equatable, Hashable {
             && flags & KernelValue.duplicateAddress == 0
     }
 
+    /// An IPv4 address added to a subnet that already had one (`IFA_F_SECONDARY`): never the
+    /// interface's preferred source.
+    var isSecondary: Bool { flags & KernelValue.secondaryAddress != 0 }
+
     /// `198.18.0.2/24`, `fe80::1/64`.
     public var description: String { "\(address)/\(prefixLength)" }
 }

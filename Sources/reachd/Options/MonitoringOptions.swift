@@ -18,6 +18,7 @@ struct MonitoringOptions: ParsableArguments {
     @Option(Settings.connectivityResponse) var connectivityResponse: String?
     @Option(Settings.connectivityInterval) var connectivityInterval: Double?
     @Option(Settings.connectivityTimeout) var connectivityTimeout: Double?
+    @Flag(Settings.perUplink) var perUplink = false
     @Option(Settings.targetSuccesses) var targetSuccesses: Int?
     @Option(Settings.targetsFile) var targetsFile: String?
     @Option(Settings.dnsCheck) var dnsCheck: String?

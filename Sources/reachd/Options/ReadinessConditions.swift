@@ -17,6 +17,13 @@ extension ProbeConfiguration {
                 throw ValidationError(
                     "\(source): online needs --connectivity-url (env: REACHD_CONNECTIVITY_URL): "
                         + "without a connectivity check it could never hold")
+            case .uplinkOnline(let interface) where !TargetSpec.isValidInterfaceName(interface):
+                throw ValidationError(
+                    "\(source): \(condition): \"\(interface)\" is no interface name (1–15 bytes, no /, no whitespace)")
+            case .uplinkOnline where !perUplink:
+                throw ValidationError(
+                    "\(source): \(condition) needs --per-uplink (env: REACHD_PER_UPLINK): "
+                        + "without a check per uplink it could never hold")
             case .dns where dnsCheck == nil:
                 throw ValidationError(
                     "\(source): dns needs --dns-check (env: REACHD_DNS_CHECK): "

@@ -102,6 +102,12 @@ extension MonitoringOptions {
         configuration.connectivity = try connectivitySpec()
         configuration.connectivityInterval = .seconds(try Settings.connectivityInterval.resolve(connectivityInterval))
         configuration.connectivityTimeout = .seconds(try Settings.connectivityTimeout.resolve(connectivityTimeout))
+        configuration.perUplink = try Settings.perUplink.resolveSwitch(perUplink)
+        if configuration.perUplink, configuration.connectivity == nil {
+            throw ValidationError(
+                "\(Settings.perUplink.source(flagGiven: perUplink)) needs --connectivity-url (env: REACHD_CONNECTIVITY_URL): "
+                    + "each uplink is checked against that URL")
+        }
         let dnsName = try Settings.dnsCheck.resolve(dnsCheck)
         configuration.dnsCheck = dnsName.isEmpty ? nil : dnsName
         configuration.dnsInterval = .seconds(try Settings.dnsInterval.resolve(dnsInterval))

@@ -165,3 +165,31 @@ extension Option {
         )
     }
 }
+
+extension Flag where Value == Bool {
+    /// `@Flag(Settings.perUplink) var perUplink = false` — an on/off switch; absent, its variable
+    /// (`true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`) or the default decides: `resolveSwitch`.
+    init(wrappedValue: Bool, _ setting: Setting<Bool>) {
+        self.init(wrappedValue: wrappedValue, name: .customLong(setting.flag), help: setting.help)
+    }
+}
+
+extension Setting where Value == Bool {
+    /// A switch: the words its variable takes.
+    init(switch flag: String, _ summary: String) {
+        self.init(
+            flag, summary, default: false, defaultText: "off", invalid: "must be true or false (1/0, yes/no, on/off)",
+            parse: { text in
+                switch text.lowercased() {
+                case "true", "1", "yes", "on": true
+                case "false", "0", "no", "off": false
+                default: nil
+                }
+            })
+    }
+
+    /// On when the flag is given, else as the variable says, else off.
+    func resolveSwitch(_ given: Bool) throws -> Bool {
+        given ? true : try resolve(nil)
+    }
+}

@@ -233,6 +233,12 @@ enum Settings {
         parse: { $0.utf8.count <= ProbeLimits.maximumExpectedBody ? $0 : nil }
     )
 
+    /// Needs `--connectivity-url` (`ServeOptions.probeConfiguration()` refuses it without).
+    static let perUplink = Setting<Bool>(
+        switch: "per-uplink",
+        "Run the connectivity check through every uplink on its own too, pinned to it (interfaces[].connectivity); needs --connectivity-url"
+    )
+
     static let connectivityInterval = Setting<Double>(
         "connectivity-interval",
         "Seconds between checks while connectivity is full; otherwise from 1 s, doubling up to this",

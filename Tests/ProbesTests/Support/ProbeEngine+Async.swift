@@ -16,7 +16,9 @@ extension ProbeEngine {
         _ host: String, via egress: Egress = .kernelChoice, timeout: Duration = .seconds(10)
     ) async -> ResolveOutcome {
         await withCheckedContinuation { continuation in
-            let accepted = resolve(host, via: egress, deadline: .now + timeout) { continuation.resume(returning: $0) }
+            let accepted = resolve(host, via: ResolverWay(egress), deadline: .now + timeout) {
+                continuation.resume(returning: $0)
+            }
             if !accepted {
                 continuation.resume(returning: ResolveOutcome(addresses: [], failure: .error, wasCancelled: true))
             }
