@@ -19,6 +19,7 @@ package enum StatusText {
         var probes: [String] = []
         if !status.targets.isEmpty { probes.append(targetsSummary(status.targets)) }
         if status.connectivity.state != .disabled { probes.append(connectivitySummary(status.connectivity)) }
+        if let uplinks = uplinksSummary(status.interfaces) { probes.append(uplinks) }
         if status.dns.state != .disabled { probes.append(dnsSummary(status.dns)) }
         return visible(([parts.joined(separator: " ")] + probes).joined(separator: ", "))
     }
@@ -52,6 +53,19 @@ package enum StatusText {
             text += " degraded: " + dead.joined(separator: ", ")
         }
         return visible(text)
+    }
+
+    /// `uplinks 1/2 full (wan1 limited (timeout))` under `--per-uplink`; `nil` without any uplink
+    /// checked.
+    package static func uplinksSummary(_ interfaces: [InterfaceStatus]) -> String? {
+        let checked = interfaces.compactMap { interface in interface.connectivity.map { (interface.name, $0) } }
+        guard !checked.isEmpty else { return nil }
+        let full = checked.count { $0.1.state == .full }
+        let others = checked.filter { $0.1.state != .full }.map { name, connectivity in
+            "\(name) " + stateText(connectivity.state.rawValue, connectivity.reason)
+        }
+        return "uplinks \(full)/\(checked.count) full"
+            + (others.isEmpty ? "" : " (" + others.joined(separator: ", ") + ")")
     }
 
     /// `dns ok`, or which servers fail: `dns degraded (10.96.0.11 timeout)`,
@@ -171,11 +185,14 @@ package enum StatusText {
         return "[" + (Array(shown) + more).joined(separator: ", ") + "]"
     }
 
+    /// `  wan1 (veth) up default-route 198.18.2.2/24, connectivity limited (timeout)`: an uplink's
+    /// own check (`--per-uplink`) after its addresses.
     package static func line(_ interface: InterfaceStatus) -> String {
         let route = interface.isDefaultRoute ? " default-route" : ""
         let addresses = interface.addresses.isEmpty ? "" : " " + interface.addresses.joined(separator: " ")
+        let checked = interface.connectivity.map { ", " + connectivitySummary($0) } ?? ""
         return visible(
-            "  \(interface.name) (\(interface.kind ?? interface.transport.rawValue)) \(interface.operState)\(route)\(addresses)"
+            "  \(interface.name) (\(interface.kind ?? interface.transport.rawValue)) \(interface.operState)\(route)\(addresses)\(checked)"
         )
     }
 

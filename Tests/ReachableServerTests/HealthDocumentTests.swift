@@ -217,6 +217,7 @@ struct HealthDocumentTests {
         (" reachable , online ,", [.reachable, .online]),
         ("target:db,reachable,target:db", [.target("db"), .reachable]),
         ("target:a.b-c_D", [.target("a.b-c_D")]),
+        ("online:wan1,online", [.uplinkOnline("wan1"), .online]),
     ])
     func readyWhenParsesAList(text: String, expected: [ReadinessCondition]) {
         #expect(ReadinessCondition.parseList(text) == .success(expected))
@@ -227,7 +228,8 @@ struct HealthDocumentTests {
 
     @Test(arguments: [
         ("sometimes", "sometimes"), ("reachable,sometimes", "sometimes"), ("Reachable", "Reachable"),
-        ("target:", "target:"), ("target", "target"), ("", ""), (",", ""), ("reachable;online", "reachable;online"),
+        ("target:", "target:"), ("target", "target"), ("online:", "online:"), ("", ""), (",", ""),
+        ("reachable;online", "reachable;online"),
     ])
     func readyWhenRefusesWhatIsNoCondition(text: String, refused: String) {
         #expect(ReadinessCondition.parseList(text) == .failure(.init(text: refused)))
@@ -235,6 +237,32 @@ struct HealthDocumentTests {
             #expect(error.description.contains(ReadinessCondition.syntax))
             if !refused.isEmpty { #expect(error.description.contains("\"\(refused)\"")) }
         }
+    }
+
+    /// `online:IFACE` reads that interface's own check (`--per-uplink`); an interface that is no
+    /// uplink, or not there (yet), fails without being an error.
+    @Test func anUplinksConditionReadsItsInterfacesCheck() throws {
+        var status = ReachabilityStatus(
+            path: NetworkPath(
+                state: .reachable,
+                interfaces: [
+                    InterfaceStatus(
+                        name: "wan1", index: 3, transport: .ethernet, kind: "veth", operState: "up",
+                        isDefaultRoute: true, addresses: [])
+                ]),
+            sequence: 1, changedAt: Date())
+        let since = Date(timeIntervalSince1970: 1_000)
+        var check = HealthCheck(.uplinkOnline("wan1"), status: status)
+        #expect(!check.holds && check.observedValue == "none" && check.output == "interface wan1 is not an uplink")
+        status.interfaces[0].connectivity = ConnectivityStatus(
+            state: .limited, url: "http://check.test/", reason: .timeout, since: since)
+        check = HealthCheck(.uplinkOnline("wan1"), status: status)
+        #expect(check.key == "online:wan1" && check.componentType == "system")
+        #expect(!check.holds && check.output == "connectivity via wan1 is limited (timeout)" && check.time == since)
+        status.interfaces[0].connectivity?.state = .full
+        status.interfaces[0].connectivity?.reason = nil
+        #expect(HealthCheck(.uplinkOnline("wan1"), status: status).holds)
+        #expect(!HealthCheck(.uplinkOnline("wan0"), status: status).holds, "not there: fails")
     }
 
     @Test func livenessPassesWhileTheMonitorWorks() throws {

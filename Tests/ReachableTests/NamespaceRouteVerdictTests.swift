@@ -47,6 +47,67 @@ extension KernelTests {
             }
         }
 
+        /// `--per-uplink`'s uplinks, found on every reading: an interface with a route out of it
+        /// toward the outside address — a backup in the main table, or a default route in a table
+        /// that a `from` rule selects (asked once more from the interface's source address); not
+        /// one with an address and no route out.
+        @Test func everyUplinkIsFoundAlsoThroughATableARuleSelectsBySource() async throws {
+            var configuration = MonitorConfiguration()
+            configuration.discoversUplinks = true
+            try await withMonitoredLab(
+                configuration,
+                setUp: { lab in
+                    try await lab.configureIPv4()
+                    try await lab.monitored.ip("-6", "address", "add", "2001:db8:1::2/64", "dev", "v0", "nodad")
+                    try await lab.monitored.ip("-6", "route", "add", "default", "via", "2001:db8:1::1", "dev", "v0")
+                    try await lab.monitored.ip("link", "add", "b0", "type", "veth", "peer", "name", "b1")
+                    try await lab.monitored.ip("link", "set", "b0", "addrgenmode", "none")
+                    try await lab.monitored.ip("link", "set", "b1", "up")
+                    try await lab.monitored.ip("link", "set", "b0", "up")
+                    try await lab.monitored.ip("address", "add", "198.19.1.2/24", "dev", "b0")
+                    try await lab.monitored.ip("-6", "address", "add", "2001:db8:9::2/64", "dev", "b0", "nodad")
+                }
+            ) { lab, monitor, recorder in
+                let routes = try lab.monitored.makeRouteChecker(monitor)
+                try await recorder.latest("both interfaces are seen") {
+                    $0.interface(named: "b0")?.addresses.count == 2 && $0.path.ipv4 && $0.path.ipv6
+                }
+                #expect(monitor.routingSnapshot.uplinks == ["v0": [.ipv4, .ipv6]], "b0 has no route out")
+
+                // b0's default routes live in table 100, chosen only for its own source addresses.
+                try await lab.monitored.ip("route", "add", "default", "via", "198.19.1.1", "dev", "b0", "table", "100")
+                try await lab.monitored.ip(
+                    "-6", "route", "add", "default", "via", "2001:db8:9::1", "dev", "b0", "table", "100")
+                try await lab.monitored.ip("rule", "add", "from", "198.19.1.2", "table", "100")
+                try await lab.monitored.ip("-6", "rule", "add", "from", "2001:db8:9::2", "table", "100")
+                let deadline = ContinuousClock.now + .seconds(10)
+                while monitor.routingSnapshot.uplinks["b0"] != [.ipv4, .ipv6], ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(monitor.routingSnapshot.uplinks == ["v0": [.ipv4, .ipv6], "b0": [.ipv4, .ipv6]])
+                #expect(monitor.current.path.ipv4 && monitor.current.interfaces.first { $0.name == "v0" } != nil)
+                let backup = Egress.pinned(to: "b0")
+                #expect(
+                    routes.route(to: IPAddress("198.18.5.5")!, via: backup)
+                        == .routable(interface: "b0", source: IPAddress("198.19.1.2")))
+                #expect(
+                    routes.route(to: IPAddress("2001:db8:2::5")!, via: backup)
+                        == .routable(interface: "b0", source: IPAddress("2001:db8:9::2")))
+                #expect(
+                    routes.route(to: IPAddress("198.18.5.5")!)
+                        == .routable(interface: "v0", source: IPAddress(VethLab.address)))
+
+                // The rule gone: no longer an uplink of IPv4, on the very next reading.
+                try await lab.monitored.ip("rule", "del", "from", "198.19.1.2", "table", "100")
+                let gone = ContinuousClock.now + .seconds(10)
+                while monitor.routingSnapshot.uplinks["b0"] != [.ipv6], ContinuousClock.now < gone {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(monitor.routingSnapshot.uplinks["b0"] == [.ipv6])
+                #expect(routes.route(to: IPAddress("198.18.5.5")!, via: backup) == .noRoute)
+            }
+        }
+
         /// An IPv4 route on an interface without an IPv4 address: the kernel answers the lookup
         /// without a source (a connect would send from 0.0.0.0), so nothing can come back.
         @Test func aRouteWithoutAnAddressOfItsFamilyIsNoRoute() async throws {

@@ -32,7 +32,7 @@ import Testing
             #"{"state":"reachable","isReachable":true,"ipv4":true,"ipv6":false,"#
             + #""transport":{"wifi":false,"cellular":false,"ethernet":true,"other":false},"isDataMetered":false,"#
             + #""interfaces":[{"name":"eth0","index":2,"transport":"ethernet","kind":"veth","operState":"up","#
-            + #""isDefaultRoute":true,"addresses":["198.18.0.2/24","fe80::1/64"]}],"targets":[],"#
+            + #""isDefaultRoute":true,"addresses":["198.18.0.2/24","fe80::1/64"],"connectivity":null}],"targets":[],"#
             + #""connectivity":{"state":"disabled","url":null,"reason":null,"since":"2026-11-21T22:00:00.250Z","#
             + #""ipv4":null,"ipv6":null,"degraded":false},"#
             + #""dns":{"state":"disabled","name":null,"reason":null,"since":"2026-11-21T22:00:00.250Z","servers":[]},"#
@@ -130,9 +130,14 @@ import Testing
             "state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces", "targets",
             "connectivity", "dns", "targetsFile", "sequence", "changedAt", "stateSince",
         ]
-        let interface = ["name", "index", "transport", "kind", "operState", "isDefaultRoute", "addresses"]
-        let positions = try topLevel.map { try #require(text.range(of: "\"\($0)\":")?.lowerBound) }
-        #expect(positions == positions.sorted())
+        let interface = [
+            "name", "index", "transport", "kind", "operState", "isDefaultRoute", "addresses", "connectivity",
+        ]
+        // Each key after the one before it (an interface has a `connectivity` of its own).
+        var from = text.startIndex
+        for key in topLevel {
+            from = try #require(text.range(of: "\"\(key)\":", range: from..<text.endIndex)?.upperBound, "\(key)")
+        }
         let start = try #require(text.range(of: "\"interfaces\":[")?.upperBound)
         let inner = String(text[start...])
         let innerPositions = try interface.map { try #require(inner.range(of: "\"\($0)\":")?.lowerBound) }
@@ -179,6 +184,28 @@ import Testing
         #expect(status.path == .unknown)
         status.path = path
         #expect(status == Self.example())
+    }
+
+    /// An uplink's own check (`--per-uplink`) is the top-level check's object, beside its
+    /// interface; the kernel's path leaves it where it is.
+    @Test func anInterfacesConnectivityRoundTripsAndSurvivesANewPath() throws {
+        var status = Self.example()
+        let uplink = ConnectivityStatus(
+            state: .limited, url: "http://check.test/generate_204", reason: .timeout, since: Self.changedAt,
+            ipv4: ConnectivityFamilyStatus(state: .limited, reason: .timeout, detail: "no answer"), ipv6: nil)
+        status.interfaces[0].connectivity = uplink
+        let text = Self.text(status)
+        #expect(
+            text.contains(
+                #""connectivity":{"state":"limited","url":"http://check.test/generate_204","reason":"timeout","#
+                    + #""since":"2026-11-21T22:00:00.250Z","ipv4":{"state":"limited","reason":"timeout","#
+                    + #""detail":"no answer"},"ipv6":null,"degraded":false}}],"targets""#), "\(text)")
+        #expect(try ReachabilityStatus(jsonBytes: text.utf8) == status)
+        // A new reading of the kernel (which knows nothing of the check) keeps it by name.
+        status.path = Self.example().path
+        #expect(status.interfaces[0].connectivity == uplink)
+        status.path = Self.example(name: "eth1").path
+        #expect(status.interfaces[0].connectivity == nil, "another interface: not its check")
     }
 
     @Test func unknownStatusRoundTrips() throws {

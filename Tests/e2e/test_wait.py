@@ -248,7 +248,16 @@ def run_wait(*args: str, env: dict | None = None) -> subprocess.CompletedProcess
     (["--for", "online"], None, ["--for", "online needs --connectivity-url"]),
     (["--for", "dns"], None, ["--for", "dns needs --dns-check"]),
     ([], {"REACHD_WAIT_FOR": "bogus"}, ["REACHD_WAIT_FOR=bogus", 'unknown condition "bogus"']),
-], ids=["unknown", "empty", "unknown-target", "online-without-url", "dns-without-check", "variable"])
+    (["--for", "online:wan1", "--connectivity-url", "http://127.0.0.1:9/"], None,
+     ["--for", "online:wan1 needs --per-uplink"]),
+    (["--for", "online:abcdefghijklmnop", "--connectivity-url", "http://127.0.0.1:9/", "--per-uplink"], None,
+     ["--for", "online:abcdefghijklmnop", "no interface name"]),
+    (["--per-uplink"], None, ["--per-uplink needs --connectivity-url"]),
+    ([], {"REACHD_PER_UPLINK": "1"}, ["REACHD_PER_UPLINK (--per-uplink) needs --connectivity-url"]),
+    ([], {"REACHD_PER_UPLINK": "maybe"}, ["REACHD_PER_UPLINK=maybe is invalid for --per-uplink"]),
+], ids=["unknown", "empty", "unknown-target", "online-without-url", "dns-without-check", "variable",
+        "uplink-without-per-uplink", "uplink-name-too-long", "per-uplink-without-url", "per-uplink-variable",
+        "per-uplink-variable-word"])
 def test_a_bad_condition_exits_64_naming_it(args, env, named):
     result = run_wait(*args, env=env)
     assert result.returncode == 64, (result.returncode, result.stdout, result.stderr)

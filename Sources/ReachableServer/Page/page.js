@@ -71,6 +71,11 @@
         if (f && ["none", "limited", "portal"].includes(f.state)) out.push("connectivity " + label + " " + f.state + paren(why(f)));
       }
     }
+    // A backup uplink that cannot reach the internet is worth knowing before failover.
+    for (const x of doc.interfaces || []) {
+      const u = x.connectivity;
+      if (u && ["none", "limited", "portal"].includes(u.state)) out.push(x.name + " connectivity " + u.state + paren(u.reason));
+    }
     const d = doc.dns;
     if (d && d.state === "failing") out.push("DNS failing" + paren(d.reason));
     else if (d && d.state === "degraded") {
@@ -104,6 +109,14 @@
       out.push(line);
     }
     return out;
+  }
+  // An uplink's own connectivity check (--per-uplink), beside its interface.
+  function uplink(u) {
+    if (!u) return [];
+    const line = add(el("div", "detail uplink"), document.createTextNode("connectivity "), badge(u.state),
+      u.reason ? badge(u.reason, "warn") : null, degraded(u), u.since ? document.createTextNode(" ") : null,
+      u.since ? since(u.since) : null);
+    return [line, ...families(u, "warn")];
   }
   function lastingSince(x) { return x.since ? add(el("div", "detail"), since(x.since)) : null; }
   function degraded(x) { return x.degraded ? badge("degraded", "warn degraded") : null; }
@@ -189,7 +202,8 @@
       add(interfaces, add(el("div", "row"), el("span", "name", x.name), badge(x.operState, tone(x.operState)),
         x.isDefaultRoute ? badge("default route", "good") : null,
         el("div", "detail", [x.kind, x.transport].filter(Boolean).join(" · ")),
-        add(el("div", "detail"), el("span", "mono", (x.addresses || []).join(", ") || "no addresses"))));
+        add(el("div", "detail"), el("span", "mono", (x.addresses || []).join(", ") || "no addresses")),
+        ...uplink(x.connectivity)));
     }
     if (folded.length) {
       const more = add(el("details", "folded"), el("summary", "", folded.length + " down without addresses"));
