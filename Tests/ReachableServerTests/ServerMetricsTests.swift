@@ -393,6 +393,42 @@ struct ServerMetricsTests {
         #expect(text["reachd_connectivity_family_state", [("family", "ipv4"), ("state", "full")]] == 1)
     }
 
+    /// `--per-uplink`: one series per state for each family an interface's own check shows,
+    /// present while it shows it.
+    @Test func anUplinksConnectivityHasItsSeriesWhileItIsChecked() {
+        let metrics = ServerMetrics()
+        var uplink = Self.eth0()
+        uplink.connectivity = ConnectivityStatus(
+            state: .limited, url: "http://check.test/", reason: .timeout, since: Self.since,
+            ipv4: ConnectivityFamilyStatus(state: .limited, reason: .timeout))
+        metrics.update(Self.document(interfaces: [uplink, Self.wlan0]))
+        var text = render(metrics)
+        let states = ["disabled", "unknown", "none", "limited", "portal", "full"]
+        for state in states {
+            #expect(
+                text["reachd_interface_connectivity_state", [("device", "eth0"), ("family", "ipv4"), ("state", state)]]
+                    == (state == "limited" ? 1 : 0))
+        }
+        #expect(text.series(of: "reachd_interface_connectivity_state").count == states.count, "no IPv6, no wlan0")
+        #expect(text.type["reachd_interface_connectivity_state"] == "gauge")
+        #expect(text.help["reachd_interface_connectivity_state"]?.isEmpty == false)
+
+        uplink.connectivity?.ipv4 = ConnectivityFamilyStatus(state: .full)
+        uplink.connectivity?.ipv6 = ConnectivityFamilyStatus(state: .full)
+        metrics.update(Self.document(interfaces: [uplink, Self.wlan0], sequence: 2))
+        text = render(metrics)
+        #expect(
+            text["reachd_interface_connectivity_state", [("device", "eth0"), ("family", "ipv4"), ("state", "full")]]
+                == 1)
+        #expect(
+            text["reachd_interface_connectivity_state", [("device", "eth0"), ("family", "ipv6"), ("state", "full")]]
+                == 1)
+
+        // No longer an uplink: its series end.
+        metrics.update(Self.document(interfaces: [Self.eth0(), Self.wlan0], sequence: 3))
+        #expect(render(metrics).series(of: "reachd_interface_connectivity_state").isEmpty)
+    }
+
     @Test func dnsShowsItsStateAndEachServerWhileResolvConfListsIt() {
         let metrics = ServerMetrics()
         metrics.update(Self.document())
