@@ -197,3 +197,40 @@ def test_nothing_leaves_its_card(world, reachd_in, browser):
         if path := os.environ.get(variable):
             b.screenshot(path, width)
             print(f"screenshot: {path}")
+
+
+def test_each_uplinks_connectivity_is_beside_its_interface(world, reachd_in, browser):
+    """`--per-uplink`: a backup uplink whose answers are lost past its gateway reads `limited`
+    beside its interface and in the banner's problems, while the kernel's choice is `full`; its link
+    down takes the line away."""
+    web = world.server(default=NO_CONTENT)
+    second = world.add_second_link()
+    world.client.ip("route", "add", "default", "via", world.gateway_ip2, "dev", second, "metric", "200")
+    world.gateway.ip("route", "add", "blackhole", f"{world.client_ip2}/32")
+    server = reachd_in(world, "--connectivity-url", f"http://{world.db_ip}:{web.port}/generate_204",
+                       "--per-uplink", "--connectivity-timeout", "1", "--ipv4-destination", world.db_ip)
+    ns = world.client.name
+
+    def uplink(doc: dict, name: str) -> dict | None:
+        return next(i for i in doc["interfaces"] if i["name"] == name)["connectivity"]
+
+    wait_status(server.port, ns, lambda d: d["connectivity"]["state"] == "full"
+                and (uplink(d, world.link) or {}).get("state") == "full"
+                and (uplink(d, second) or {}).get("reason") == "timeout", 20, "the backup limited (timeout)")
+    b = browser(ns)
+    open_page(b, server)
+    assert level(b) == "warn"
+    assert b.text("problems") == f"{second} connectivity limited (timeout)", b.text("problems")
+    def uplink_badges() -> dict[str, list[str]]:
+        return {row.find_element(By.CLASS_NAME, "name").text:
+                [badge.text for badge in row.find_elements(By.CSS_SELECTOR, ".uplink .badge")]
+                for row in b.driver.find_elements(By.CSS_SELECTOR, "#interfaces .row")}
+
+    badges = uplink_badges()
+    assert badges[second] == ["limited", "timeout"] and badges[world.link] == ["full"], badges
+
+    world.client.ip("link", "set", second, "down")
+    b.wait_for(lambda: b.text("problems") == "", 10, "no problem once the backup is no uplink")
+    badges = uplink_badges()
+    assert badges.get(second, []) == [] and badges[world.link] == ["full"], badges
+    assert b.console_errors() == []
