@@ -53,7 +53,6 @@ API:
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import shutil
 import tempfile
@@ -348,9 +347,6 @@ def families_are(state: str, reason: str | None = None, families: tuple[str, ...
     predicate.__name__ = f"{'+'.join(families)} {state}/{reason}"
     return predicate
 
-
-def plain_address(text: str) -> str:
-    return str(ipaddress.ip_address(text))
 
 
 # --------------------------------------------------------------------------- fixtures
