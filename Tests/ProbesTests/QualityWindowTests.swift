@@ -57,9 +57,9 @@ import Testing
     @Test func anMTUBlackholeIsTwoOfTheLastThreeFullSizeEchoesAndDiscoveryIsNone() {
         let limits = QualityLimits(window: 10, toAppear: 1, toClear: 1)
         var window = QualityWindow()
-        window.record(Self.echoes(3, mtu: .blackhole), limits: limits)
+        window.record(Self.echoes(3, mtu: .blackhole(smallest: 84)), limits: limits)
         #expect(window.impairments.isEmpty, "one lost full-size echo may be loss")
-        window.record(Self.echoes(3, mtu: .blackhole), limits: limits)
+        window.record(Self.echoes(3, mtu: .blackhole(smallest: 84)), limits: limits)
         #expect(window.impairments == [.mtu])
         window.record(Self.echoes(3, mtu: .discovered(bytes: 1280)), limits: limits)
         #expect(window.impairments == [.mtu], "still 2 of the last 3")
@@ -72,7 +72,9 @@ import Testing
         var window = QualityWindow()
         window.record(ProbeQuality(), limits: limits)
         #expect(window.loss == nil && window.medianRoundTrip == nil)
-        for _ in 0..<2 { window.record(Self.echoes(1, rtt: .milliseconds(50), mtu: .blackhole), limits: limits) }
+        for _ in 0..<2 {
+            window.record(Self.echoes(1, rtt: .milliseconds(50), mtu: .blackhole(smallest: 84)), limits: limits)
+        }
         #expect(window.impairments == [.loss, .latency, .mtu])
     }
 

@@ -124,7 +124,7 @@ final class ICMPEchoes: EngineDriver {
             } else if let discovered = ping.pathMTU {
                 quality.pathMTU = discovered
             } else if ping.sentAt[count] != nil {
-                quality.pathMTU = .blackhole
+                quality.pathMTU = .blackhole(smallest: Self.smallPayload + headers)
             }
         }
         let outcome: ProbeOutcome

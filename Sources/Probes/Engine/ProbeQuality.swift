@@ -7,15 +7,20 @@ public struct ProbeQuality: Sendable, Equatable {
         case carried(bytes: Int)
         /// An ICMP "fragmentation needed" / "packet too big" named a smaller MTU: discovery works.
         case discovered(bytes: Int)
-        /// Neither, while small echoes were answered: full-size packets vanish.
-        case blackhole
+        /// Neither, while small echoes were answered: full-size packets vanish. What is known of
+        /// the path is the IP packet size of the small echoes it carried.
+        case blackhole(smallest: Int)
 
-        /// The path MTU in bytes; `nil` for a blackhole.
-        public var bytes: Int? {
+        /// The path MTU in bytes as `/metrics` shows it: the largest echo answered, or the MTU an
+        /// ICMP error named.
+        public var bytes: Int {
             switch self {
-            case .carried(let bytes), .discovered(let bytes): bytes
-            case .blackhole: nil
+            case .carried(let bytes), .discovered(let bytes), .blackhole(let bytes): bytes
             }
+        }
+
+        public var isBlackhole: Bool {
+            if case .blackhole = self { true } else { false }
         }
     }
 

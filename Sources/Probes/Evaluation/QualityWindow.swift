@@ -45,7 +45,7 @@ public struct QualityWindow: Sendable, Equatable {
         probes.append(quality)
         if probes.count > limits.window { probes.removeFirst(probes.count - limits.window) }
         if let mtu = quality.pathMTU {
-            blackholes.append(mtu == .blackhole)
+            blackholes.append(mtu.isBlackhole)
             if blackholes.count > 3 { blackholes.removeFirst() }
         }
         let full = probes.count >= limits.window
