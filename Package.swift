@@ -37,6 +37,8 @@ let package = Package(
         ),
         // eventfd(2) for `WakeUpEvent`: a header Glibc's module map leaves out (nothing to link).
         .systemLibrary(name: "CEventFD"),
+        // ICMP headers and the socket error queue for `icmp://` probes (nothing to link).
+        .systemLibrary(name: "CICMP"),
         .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
@@ -89,7 +91,7 @@ let package = Package(
         ),
         .target(
             name: "Probes",
-            dependencies: ["CProbeLibraries", "Reachable"],
+            dependencies: ["CProbeLibraries", "CICMP", "Reachable"],
             swiftSettings: swiftSettings
         ),
         // The app's assembly (`buildApplication`): monitor, probes and server as services, used by

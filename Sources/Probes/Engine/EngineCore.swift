@@ -11,6 +11,8 @@ enum EngineWork: Sendable {
     /// Resolve a host out of an egress: one family's addresses, or (`nil`) both families' in one
     /// lookup.
     case resolve(String, AddressFamily?, ResolverWay, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
+    /// ICMP echoes to one address (`icmp://`).
+    case ping(ProbeJob, @Sendable (ProbeOutcome) -> Void)
     /// Ask one nameserver for a name's A record (the nameserver check).
     case askNameserver(IPAddress, name: String, timeout: Duration, @Sendable (NameserverAnswer) -> Void)
     /// Run on the engine thread (the orchestrators' state lives there).
@@ -68,17 +70,21 @@ final class EngineCore: @unchecked Sendable {
     private let resolver: Resolver
     private let nameservers: NameserverQueries
     private let transfers: CurlTransfers
+    private let echoes: ICMPEchoes
     /// Every driver of the loop, in the order they are served.
     private let drivers: [any EngineDriver]
 
     init(
-        multi: UnsafeMutableRawPointer, resolver: Resolver, nameservers: NameserverQueries, trustedCertificates: String?
+        multi: UnsafeMutableRawPointer, resolver: Resolver, nameservers: NameserverQueries,
+        trustedCertificates: String?,
+        echoCount: Int
     ) {
         self.multi = multi
         self.resolver = resolver
         self.nameservers = nameservers
         transfers = CurlTransfers(multi: multi, trustedCertificates: trustedCertificates)
-        drivers = [transfers, resolver.channels, nameservers.channels, fileWatches]
+        echoes = ICMPEchoes(count: echoCount)
+        drivers = [transfers, resolver.channels, nameservers.channels, echoes, fileWatches]
     }
 
     deinit {
@@ -184,6 +190,9 @@ final class EngineCore: @unchecked Sendable {
             case .transfer(let job, let connectOnly, let completion):
                 counters.withLock { $0.probes += 1 }
                 transfers.start(job, connectOnly: connectOnly, completion: completion)
+            case .ping(let job, let completion):
+                counters.withLock { $0.probes += 1 }
+                echoes.start(job, completion: completion)
             case .resolve(let host, let family, let way, let deadline, let completion):
                 counters.withLock { $0.resolutions += 1 }
                 resolver.start(host: host, family: family, way: way, deadline: deadline, completion: completion)
@@ -235,7 +244,7 @@ final class EngineCore: @unchecked Sendable {
         let cancelled = ProbeOutcome(failure: .error, detail: "the engine stopped", wasCancelled: true)
         for item in unstarted {
             switch item {
-            case .transfer(_, _, let completion): completion(cancelled)
+            case .transfer(_, _, let completion), .ping(_, let completion): completion(cancelled)
             case .resolve(_, _, _, _, let completion):
                 completion(
                     ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true))

@@ -24,9 +24,10 @@ public final class ProbeEngine: Sendable {
     ///     (`CURLOPT_CAINFO`); `nil` in production. Verification itself is never turned off.
     ///   - resolverProblem: told (on the engine thread) when c-ares refuses a configuration, so
     ///     that a nameserver that cannot be asked is said in the log, not only as a reason.
+    ///   - echoCount: small echoes per `icmp://` probe (`--icmp-count`).
     public init(
         resolver: ResolverConfiguration = ResolverConfiguration(), trustedCertificates: String? = nil,
-        resolverProblem: @escaping @Sendable (String) -> Void = { _ in }
+        echoCount: Int = 3, resolverProblem: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(ProbeEngineError) {
         if let failure = ProbeLibraries.failure {
             throw ProbeEngineError("outbound probes need libcurl and c-ares: \(failure)")
@@ -35,7 +36,7 @@ public final class ProbeEngine: Sendable {
         core = EngineCore(
             multi: multi, resolver: Resolver(configuration: resolver, problem: resolverProblem),
             nameservers: NameserverQueries(port: resolver.serverPort, problem: resolverProblem),
-            trustedCertificates: trustedCertificates)
+            trustedCertificates: trustedCertificates, echoCount: echoCount)
         try core.startThread()
     }
 
@@ -59,6 +60,14 @@ public final class ProbeEngine: Sendable {
         _ job: ProbeJob, connectOnly: Bool, completion: @escaping @Sendable (ProbeOutcome) -> Void
     ) -> Bool {
         core.submit(.transfer(job, connectOnly: connectOnly, completion))
+    }
+
+    /// Sends ICMP echoes to one routed address (`ICMPEchoes`).
+    ///
+    /// - Returns: `false` when the engine is stopped; the completion is then never called.
+    @discardableResult
+    public func ping(_ job: ProbeJob, completion: @escaping @Sendable (ProbeOutcome) -> Void) -> Bool {
+        core.submit(.ping(job, completion))
     }
 
     /// Resolves a host name to its addresses (an IP literal comes back at once, without DNS).

@@ -12,6 +12,9 @@ public struct ProbeJob: Sendable, Equatable {
     /// The source address the route names for `address` out of `egress`: a pinned probe binds
     /// to it too, so that policy routing (rules by source) applies.
     public let source: IPAddress?
+    /// The interface the route leaves through: an `icmp://` probe's full-size echo is as large as
+    /// its MTU allows. `nil` when not known (then 1,500 bytes are assumed).
+    public let outputInterface: String?
     /// When the probe must have ended: the caller's budget for the whole probe, so a timeout of 3 s
     /// that spent 1 s in DNS leaves 2 s here.
     public let deadline: ContinuousClock.Instant
@@ -21,7 +24,7 @@ public struct ProbeJob: Sendable, Equatable {
 
     public init(
         url: TargetURL, address: IPAddress, egress: Egress = .kernelChoice, source: IPAddress? = nil,
-        deadline: ContinuousClock.Instant, expectedBodyPrefix: [UInt8]? = nil
+        outputInterface: String? = nil, deadline: ContinuousClock.Instant, expectedBodyPrefix: [UInt8]? = nil
     ) {
         precondition(
             (expectedBodyPrefix?.count ?? 0) <= ProbeLimits.maximumExpectedBody, "expected body prefix too long")
@@ -29,6 +32,7 @@ public struct ProbeJob: Sendable, Equatable {
         self.address = address
         self.egress = egress
         self.source = source
+        self.outputInterface = outputInterface
         self.deadline = deadline
         self.expectedBodyPrefix = expectedBodyPrefix?.isEmpty == true ? nil : expectedBodyPrefix
     }

@@ -39,10 +39,13 @@ public struct ProbeOutcome: Sendable, Equatable {
     public var detail: String?
     /// The engine stopped before the job ended (`failure` is then `error`).
     public var wasCancelled: Bool
+    /// Round trips, echoes and path MTU, for the quality window.
+    public var quality: ProbeQuality
 
     public init(
         failure: ProbeFailureReason?, statusCode: Int? = nil, bodyPrefixMatched: Bool? = nil,
-        timings: ProbeTimings = ProbeTimings(), detail: String? = nil, wasCancelled: Bool = false
+        timings: ProbeTimings = ProbeTimings(), detail: String? = nil, wasCancelled: Bool = false,
+        quality: ProbeQuality = ProbeQuality()
     ) {
         self.failure = failure
         self.statusCode = statusCode
@@ -50,6 +53,7 @@ public struct ProbeOutcome: Sendable, Equatable {
         self.timings = timings
         self.detail = detail
         self.wasCancelled = wasCancelled
+        self.quality = quality
     }
 
     public var succeeded: Bool { failure == nil }

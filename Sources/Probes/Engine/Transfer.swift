@@ -140,6 +140,10 @@ final class Transfer {
         var outcome = ProbeOutcome(
             failure: answered ? nil : CurlFailure.reason(for: code, socketErrno: Int32(clamping: socketErrno)),
             timings: timings())
+        // The TCP handshake is the round trip of a tcp or http probe (the name was never looked up
+        // by curl: the engine pinned the address).
+        let handshake = outcome.timings.connect - outcome.timings.nameLookup
+        if outcome.timings.connect > .zero, handshake >= .zero { outcome.quality.roundTrips = [handshake] }
         if answered, !connectOnly {
             var status = 0
             _ = reachd_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)

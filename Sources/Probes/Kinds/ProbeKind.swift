@@ -37,7 +37,7 @@ extension ProbeKind {
 
 /// Every kind reachd probes: registering a kind is one line here.
 public enum ProbeKinds {
-    public static let all: [any ProbeKind.Type] = [HostProbe.self, TCPProbe.self, WebProbe.self]
+    public static let all: [any ProbeKind.Type] = [HostProbe.self, TCPProbe.self, WebProbe.self, ICMPProbe.self]
 
     /// The kind that takes `scheme`.
     static func kind(for scheme: TargetURL.Scheme) -> (any ProbeKind.Type)? {

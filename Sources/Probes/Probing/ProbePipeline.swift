@@ -110,8 +110,8 @@ struct ProbePipeline: Sendable {
             switch routes.route(to: address, via: egress) {
             case .routable(let interface, let source):
                 let job = ProbeJob(
-                    url: url, address: address, egress: egress, source: source, deadline: deadline,
-                    expectedBodyPrefix: expectedBody)
+                    url: url, address: address, egress: egress, source: source, outputInterface: interface,
+                    deadline: deadline, expectedBodyPrefix: expectedBody)
                 let submitted = engine.probe(job) { outcome in
                     completion(
                         outcome.wasCancelled
