@@ -99,6 +99,11 @@ public func buildApplication(
             targetProbed: { target, duration, failure in
                 metrics.recordProbe(target: target, duration: duration, failure: failure)
             },
+            targetMeasured: { target, family, quality in
+                metrics.recordQuality(
+                    target: target, family: family, roundTrips: quality.roundTrips, echoesSent: quality.echoesSent,
+                    echoesAnswered: quality.echoesAnswered, pathMTU: quality.pathMTU?.bytes)
+            },
             nameserverAsked: { server, duration, _ in
                 metrics.recordNameserverQuery(server: server, duration: duration)
             },

@@ -147,20 +147,26 @@ package enum StatusText {
         "since " + ReachabilityStatus.timestampStyle.format(since)
     }
 
-    /// The families of a degraded target that are down: `ipv6 timeout`.
+    /// The families of a degraded target that are down or impaired: `ipv6 timeout`, `ipv4 loss mtu`.
     private static func deadFamilies(_ target: TargetStatus) -> [String] {
         AddressFamily.allCases.compactMap { family in
             target[family].flatMap { status in
-                status.state == .unreachable
-                    ? "\(family.rawValue) \(status.reason?.rawValue ?? status.state.rawValue)" : nil
+                if status.state == .unreachable {
+                    return "\(family.rawValue) \(status.reason?.rawValue ?? status.state.rawValue)"
+                }
+                guard status.state == .reachable, !status.impairments.isEmpty else { return nil }
+                return "\(family.rawValue) " + status.impairments.map(\.rawValue).joined(separator: " ")
             }
         }
     }
 
     /// `ipv6 unreachable (timeout) 2001:db8::10 via eth0`: the address probed and its interface
-    /// when the family has a routable one.
+    /// when the family has a routable one; `ipv4 reachable impaired: loss, mtu …` when its path is.
     private static func familyText(_ family: AddressFamily, _ status: TargetFamilyStatus) -> String {
         var parts = [family.rawValue, stateText(status.state.rawValue, status.reason, status.detail)]
+        if !status.impairments.isEmpty {
+            parts.append("impaired: " + status.impairments.map(\.rawValue).joined(separator: ", "))
+        }
         if let address = status.address { parts.append(address) }
         if let interface = status.interface { parts.append("via \(interface)") }
         return parts.joined(separator: " ")

@@ -57,6 +57,12 @@ import Testing
         Valid(
             spec: "\(String(repeating: "n", count: 63))=host://a", name: String(repeating: "n", count: 63),
             scheme: .host, host: "a", port: nil, path: "", requestURL: nil),
+        Valid(
+            spec: "gw=icmp://gw.internal", name: "gw", scheme: .icmp, host: "gw.internal", port: nil, path: "",
+            requestURL: nil),
+        Valid(
+            spec: "gw6=icmp://[2001:db8::1]/", name: "gw6", scheme: .icmp, host: "2001:db8::1", literal: "2001:db8::1",
+            port: nil, path: "", requestURL: nil),
     ]
 
     @Test(arguments: valid)
@@ -97,6 +103,9 @@ import Testing
         ("db=tcp://db.internal:5432/x", .unexpectedPath),
         ("db=host://db.internal:53", .unexpectedPort),
         ("db=host://db.internal/path", .unexpectedPath),
+        ("gw=icmp://gw.internal:80", .unexpectedPort),
+        ("gw=icmp://gw.internal/ping", .unexpectedPath),
+        ("gw=icmp://", .missingHost),
         ("db=tcp://2001:db8::1:5432", .invalidHost),
         ("db=tcp://[2001:db8::1:5432", .invalidHost),
         ("db=tcp://[198.18.0.1]:5432", .invalidHost),
@@ -155,9 +164,10 @@ import Testing
     }
 
     @Test func anUnknownSchemeIsRefusedListingEveryRegisteredKind() {
-        #expect(ProbeKinds.schemes == [.host, .tcp, .http, .https])
+        #expect(ProbeKinds.schemes == [.host, .tcp, .http, .https, .icmp])
         let refusal = SpecError(.target, spec: "x=udp://x:1", problem: .unsupportedScheme).description
-        #expect(refusal.hasSuffix("the URL must start with host://, tcp://, http:// or https://"), "\(refusal)")
+        #expect(
+            refusal.hasSuffix("the URL must start with host://, tcp://, http://, https:// or icmp://"), "\(refusal)")
     }
 
     @Test func listKeepsConfigurationOrderAndRefusesDuplicateNames() throws {

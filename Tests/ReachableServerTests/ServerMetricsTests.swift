@@ -104,7 +104,7 @@ struct ServerMetricsTests {
             "reachd_target_family_up", "reachd_target_transitions_total", "reachd_target_probe_failures_total",
             "reachd_config_last_reload_successful", "reachd_config_last_reload_success_timestamp_seconds",
             "reachd_connectivity_family_state", "reachd_dns_state", "reachd_dns_server_up",
-            "reachd_dns_query_duration_seconds", "reachd_changes_kept",
+            "reachd_dns_query_duration_seconds", "reachd_changes_kept", "reachd_target_impaired",
         ]
         #expect(Set(text.type.keys) == Set(families))
         for family in families {

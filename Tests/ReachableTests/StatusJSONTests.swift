@@ -106,7 +106,7 @@ import Testing
         #expect(
             text.contains(
                 #""ipv6":{"state":"unreachable","reason":"timeout","detail":"no connection within the timeout","#
-                    + #""address":"2001:db8::1","interface":"eth0"},"degraded":true}"#))
+                    + #""address":"2001:db8::1","interface":"eth0","impairments":[]},"degraded":true}"#))
         #expect(
             text.contains(
                 #""ipv6":{"state":"limited","reason":"tls","detail":"certificate has expired"},"degraded":true}"#))

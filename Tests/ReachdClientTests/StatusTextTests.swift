@@ -145,6 +145,21 @@ struct StatusTextFamilyTests {
         #expect(StatusText.targetsSummary([healthy]) == "targets 1/1 reachable")
     }
 
+    /// An impaired family says which impairments hold, on the target's line and in the summary.
+    @Test func impairmentsAreNamedOnTheLineAndInTheSummary() {
+        let gateway = TargetStatus(
+            name: "gw", url: "icmp://198.18.1.1", state: .reachable, addresses: ["198.18.1.1"], interface: "eth0",
+            since: Self.since,
+            ipv4: TargetFamilyStatus(
+                state: .reachable, address: "198.18.1.1", interface: "eth0", impairments: [.loss, .mtu]),
+            degraded: true)
+        #expect(
+            StatusText.line(gateway)
+                == "  target gw icmp://198.18.1.1 reachable degraded via eth0 [198.18.1.1] since 2026-11-18T11:06:40.000Z; "
+                + "ipv4 reachable impaired: loss, mtu 198.18.1.1 via eth0")
+        #expect(StatusText.targetsSummary([gateway]) == "targets 1/1 reachable (gw degraded: ipv4 loss mtu)")
+    }
+
     @Test func connectivityShowsEachFamilyAndDegraded() {
         let check = ConnectivityStatus(
             state: .full, url: "http://check.test/generate_204", since: Self.since,

@@ -20,6 +20,25 @@ public struct ProbeConfiguration: Sendable {
     /// Consecutive successful probes before an unreachable target family turns reachable again
     /// (`--target-successes`; the first result after start decides at once).
     public var targetSuccesses: Int = 1
+    /// Small echoes per `icmp://` probe (`--icmp-count`, at least 1).
+    public var icmpCount: Int = 3
+    /// Probes per family in the quality window (`--quality-window`).
+    public var qualityWindow: Int = 10
+    /// Window loss above this ratio is `loss` (`--max-loss`).
+    public var maxLoss: Double = 0.2
+    /// Window median round trip above this is `latency` (`--max-rtt`); `nil`: off.
+    public var maxRoundTrip: Duration?
+
+    /// The quality rules, with the flap counts of the targets' thresholds.
+    public var qualityLimits: QualityLimits {
+        QualityLimits(
+            window: qualityWindow, maxLoss: maxLoss, maxRoundTrip: maxRoundTrip, toAppear: targetFailures,
+            toClear: targetSuccesses)
+    }
+
+    /// Whether any target probes with ICMP (its sockets are checked at start).
+    public var hasICMPTargets: Bool { targets.contains { $0.url.scheme == .icmp } }
+
     /// `nil`: connectivity is `disabled`.
     public var connectivity: ConnectivitySpec?
     /// `--per-uplink`: the check runs through every uplink on its own too (needs `connectivity`).

@@ -7,6 +7,9 @@ public struct ProbeEvents: Sendable {
     /// Every finished probe of a target, once per family probed (a failure decided before any
     /// packet, such as `dns` or `no-route`, counts too, with the time it took).
     public var targetProbed: @Sendable (_ target: String, _ duration: Duration, _ failure: ProbeFailureReason?) -> Void
+    /// Every finished probe of a target family that measured something of the path (round trips,
+    /// echoes, the path MTU): for the quality series of `/metrics`.
+    public var targetMeasured: @Sendable (_ target: String, _ family: AddressFamily, _ quality: ProbeQuality) -> Void
     /// Every finished query to one nameserver (`--dns-check`).
     public var nameserverAsked: @Sendable (_ server: String, _ duration: Duration, _ failure: DNSFailureReason?) -> Void
     /// c-ares refused a configuration (resolv.conf, or one nameserver to ask alone), with its
@@ -15,10 +18,12 @@ public struct ProbeEvents: Sendable {
 
     public init(
         targetProbed: @escaping @Sendable (String, Duration, ProbeFailureReason?) -> Void = { _, _, _ in },
+        targetMeasured: @escaping @Sendable (String, AddressFamily, ProbeQuality) -> Void = { _, _, _ in },
         nameserverAsked: @escaping @Sendable (String, Duration, DNSFailureReason?) -> Void = { _, _, _ in },
         resolverProblem: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.targetProbed = targetProbed
+        self.targetMeasured = targetMeasured
         self.nameserverAsked = nameserverAsked
         self.resolverProblem = resolverProblem
     }

@@ -10,6 +10,8 @@ struct TargetBook: Sendable {
         var evaluation: TargetEvaluation
         var address: IPAddress?
         var interface: String?
+        /// The last probes' quality and the impairments it shows.
+        var quality = QualityWindow()
     }
 
     let spec: TargetSpec
@@ -38,7 +40,10 @@ struct TargetBook: Sendable {
     ///
     /// - Returns: how many families were judged failed for their lookup alone (reason `dns`).
     @discardableResult
-    mutating func record(_ result: ProbePipeline.Result, evaluator: ThresholdEvaluator, at now: Date) -> Int {
+    mutating func record(
+        _ result: ProbePipeline.Result, evaluator: ThresholdEvaluator, quality limits: QualityLimits = QualityLimits(),
+        at now: Date
+    ) -> Int {
         var failedLookups = 0
         if let failure = result.unresolved {
             recordUnresolved(failure, detail: result.unresolvedDetail, evaluator: evaluator, at: now)
@@ -57,6 +62,7 @@ struct TargetBook: Sendable {
                     family.interface = probed.interface
                 }
                 family.evaluation = evaluation
+                family.quality.record(probed.outcome.quality, limits: limits)
                 next[probed.family] = family
             }
             for family in AddressFamily.allCases where result.failedLookups.contains(family) {
@@ -142,7 +148,8 @@ struct TargetBook: Sendable {
                 TargetFamilyStatus(
                     state: $0.evaluation.state, reason: $0.evaluation.reason,
                     detail: $0.evaluation.state == .unreachable ? $0.evaluation.detail : nil,
-                    address: $0.address?.description, interface: $0.interface)
+                    address: $0.address?.description, interface: $0.interface,
+                    impairments: $0.evaluation.state == .reachable ? $0.quality.impairments : [])
             }
         }
         let unresolvedFailure = unresolved.reasonIfUnreachable.map { (reason: $0, detail: unresolved.detail) }

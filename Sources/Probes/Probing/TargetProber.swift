@@ -36,6 +36,7 @@ final class TargetProber: Sendable {
             failureThreshold: configuration.targetFailures, successThreshold: configuration.targetSuccesses)
         let pipeline = ProbePipeline(engine: engine, routes: routes)
         let (interval, timeout) = (configuration.targetInterval, configuration.targetTimeout)
+        let limits = configuration.qualityLimits
         scheduler = ProbeScheduler(
             engine: engine, monitor: monitor, items: configuration.targets.count, timerSource: .targets,
             run: { item, report, completion in
@@ -48,12 +49,16 @@ final class TargetProber: Sendable {
                 let name = books.withLock { $0[item].spec.name }
                 for probed in result.families {
                     events.targetProbed(name, result.duration, probed.outcome.failure)
+                    let quality = probed.outcome.quality
+                    if quality.echoesSent > 0 || !quality.roundTrips.isEmpty {
+                        events.targetMeasured(name, probed.family, quality)
+                    }
                 }
                 if let failure = result.unresolved { events.targetProbed(name, result.duration, failure) }
                 // The book changes only if the document takes it: both under the book's lock.
                 let (applied, failedLookups, delay) = books.withLock { books in
                     var book = books[item]
-                    let failedLookups = book.record(result, evaluator: evaluator, at: Date())
+                    let failedLookups = book.record(result, evaluator: evaluator, quality: limits, at: Date())
                     let status = book.status
                     let applied = monitor.update(ifEpoch: epoch) { $0.replaceTarget(status) }
                     if applied { books[item] = book }

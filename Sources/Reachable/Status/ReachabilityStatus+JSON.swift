@@ -55,6 +55,9 @@ extension ReachabilityStatus {
                             json.field("detail") { json.optionalString(status.detail) }
                             json.field("address") { json.optionalString(status.address) }
                             json.field("interface") { json.optionalString(status.interface) }
+                            json.field("impairments") {
+                                json.array(status.impairments) { json.string($0.rawValue) }
+                            }
                         }
                     }
                 }

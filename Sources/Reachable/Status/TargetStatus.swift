@@ -95,7 +95,9 @@ public struct TargetStatus: Sendable, Equatable, Decodable {
             detail = nil
             interface = nil
         }
-        degraded = next == .reachable && families.contains { $0.state == .unreachable }
+        degraded =
+            next == .reachable
+            && families.contains { $0.state == .unreachable || ($0.state == .reachable && !$0.impairments.isEmpty) }
         if next != state { since = now }
         state = next
     }
@@ -112,16 +114,35 @@ public struct TargetFamilyStatus: Sendable, Equatable, Decodable {
     public var address: String?
     /// The kernel's output interface for `address`.
     public var interface: String?
+    /// What holds of the path's quality over the last probes (`loss`, `latency`, `mtu`, in that
+    /// order); empty when none does or the family is not reachable.
+    public var impairments: [Impairment]
 
     public init(
         state: TargetStatus.State = .unknown, reason: ProbeFailureReason? = nil, detail: String? = nil,
-        address: String? = nil, interface: String? = nil
+        address: String? = nil, interface: String? = nil, impairments: [Impairment] = []
     ) {
         self.state = state
         self.reason = reason
         self.detail = detail
         self.address = address
         self.interface = interface
+        self.impairments = impairments
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case state, reason, detail, address, interface, impairments
+    }
+
+    /// A document of a reachd before `impairments` existed reads as none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        state = try container.decode(TargetStatus.State.self, forKey: .state)
+        reason = try container.decodeIfPresent(ProbeFailureReason.self, forKey: .reason)
+        detail = try container.decodeIfPresent(String.self, forKey: .detail)
+        address = try container.decodeIfPresent(String.self, forKey: .address)
+        interface = try container.decodeIfPresent(String.self, forKey: .interface)
+        impairments = try container.decodeIfPresent([Impairment].self, forKey: .impairments) ?? []
     }
 
     /// What a missing route makes of a family at once.
@@ -129,6 +150,16 @@ public struct TargetFamilyStatus: Sendable, Equatable, Decodable {
 
     /// The words for `no-route`: the kernel's own answer, the same every time.
     public static let noRouteDetail = "no route to the address"
+}
+
+/// A reachable path that is not well (`--max-loss`, `--max-rtt`, a path-MTU blackhole).
+public enum Impairment: String, Sendable, Hashable, CaseIterable, Decodable {
+    /// The window's loss is above `--max-loss`.
+    case loss
+    /// The window's median round trip is above `--max-rtt`.
+    case latency
+    /// Full-size packets vanish while small ones pass, and no ICMP error says why.
+    case mtu
 }
 
 /// Why a target is unreachable or the connectivity check could not get through.

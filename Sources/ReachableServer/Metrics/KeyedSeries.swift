@@ -24,6 +24,11 @@ struct KeyedSeries<Series> {
         }
     }
 
+    /// Puts back a series taken with `series(_:make:)` and changed.
+    mutating func replace(_ key: String, with series: Series) {
+        byKey[key] = series
+    }
+
     /// The series of `key`, made with `make` when there is none yet: a probe or a query may name
     /// a target or a nameserver before a document does.
     mutating func series(_ key: String, make: (String) -> Series) -> Series {

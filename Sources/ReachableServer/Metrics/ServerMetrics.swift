@@ -64,6 +64,16 @@ public final class ServerMetrics: Sendable {
         targets.recordProbe(target: target, duration: duration, failure: failure)
     }
 
+    /// What one probe of one family of a target measured of the path (`TargetMetrics.recordQuality`).
+    public func recordQuality(
+        target: String, family: AddressFamily, roundTrips: [Duration], echoesSent: Int, echoesAnswered: Int,
+        pathMTU: Int?
+    ) {
+        targets.recordQuality(
+            target: target, family: family, roundTrips: roundTrips, echoesSent: echoesSent,
+            echoesAnswered: echoesAnswered, pathMTU: pathMTU)
+    }
+
     /// One finished query to a nameserver (`--dns-check`), answered or not.
     public func recordNameserverQuery(server: String, duration: Duration) {
         nameservers.recordQuery(server: server, duration: duration)

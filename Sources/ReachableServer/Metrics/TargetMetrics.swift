@@ -13,6 +13,21 @@ final class TargetMetrics: Sendable {
         .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
     ]
 
+    /// Bucket bounds of the round trips: 0.5 ms to 5 s.
+    static let roundTripBuckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(2500), .milliseconds(5), .milliseconds(10),
+        .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
+        .seconds(1), .milliseconds(2500), .seconds(5),
+    ]
+
+    /// What the probes of one family measured of the path (made with its first measurement).
+    private struct QualitySeries {
+        var roundTrips: DurationHistogram
+        /// `icmp://` only, made with its first echo.
+        var echoes: (sent: Counter, received: Counter)?
+        var pathMTU: Gauge?
+    }
+
     private struct Series {
         var up: Gauge
         var duration: DurationHistogram
@@ -23,6 +38,9 @@ final class TargetMetrics: Sendable {
         var families: [AddressFamily: Gauge] = [:]
         /// The state in the last document, to count its changes; `nil` before the first.
         var state: TargetStatus.State?
+        /// `reachd_target_impaired`, one per impairment, while the family is in the document.
+        var impaired: [AddressFamily: [Impairment: Gauge]] = [:]
+        var quality: [AddressFamily: QualitySeries] = [:]
     }
 
     private let registry: PrometheusCollectorRegistry
@@ -50,8 +68,19 @@ final class TargetMetrics: Sendable {
                                     labels: [("target", target.name), ("family", family.rawValue)])
                             gauge.set(to: status.state == .reachable ? 1 : 0)
                             series.families[family] = gauge
-                        } else if let gauge = series.families.removeValue(forKey: family) {
-                            registry.unregisterGauge(gauge)
+                            let impaired =
+                                series.impaired[family] ?? makeImpaired(target.name, family)
+                            for (impairment, gauge) in impaired {
+                                gauge.set(to: status.impairments.contains(impairment) ? 1 : 0)
+                            }
+                            series.impaired[family] = impaired
+                        } else {
+                            if let gauge = series.families.removeValue(forKey: family) {
+                                registry.unregisterGauge(gauge)
+                            }
+                            for gauge in series.impaired.removeValue(forKey: family)?.values ?? [:].values {
+                                registry.unregisterGauge(gauge)
+                            }
                         }
                     }
                 },
@@ -62,6 +91,15 @@ final class TargetMetrics: Sendable {
                     registry.unregisterCounter(series.transitions)
                     for counter in series.failures.values { registry.unregisterCounter(counter) }
                     for gauge in series.families.values { registry.unregisterGauge(gauge) }
+                    for gauge in series.impaired.values.flatMap(\.values) { registry.unregisterGauge(gauge) }
+                    for quality in series.quality.values {
+                        registry.unregisterDurationHistogram(quality.roundTrips)
+                        if let echoes = quality.echoes {
+                            registry.unregisterCounter(echoes.sent)
+                            registry.unregisterCounter(echoes.received)
+                        }
+                        if let gauge = quality.pathMTU { registry.unregisterGauge(gauge) }
+                    }
                 })
         }
     }
@@ -72,6 +110,56 @@ final class TargetMetrics: Sendable {
         let series = byName.withLock { $0.series(target, make: makeSeries) }
         series.duration.record(duration)
         if let failure { series.failures[failure]?.increment() }
+    }
+
+    /// What one probe of one family measured of the path: its round trips, and for `icmp://` the
+    /// small echoes sent and answered and the path MTU (`nil`: none learned).
+    func recordQuality(
+        target: String, family: AddressFamily, roundTrips: [Duration], echoesSent: Int, echoesAnswered: Int,
+        pathMTU: Int?
+    ) {
+        let quality = byName.withLock { known -> QualitySeries in
+            var series = known.series(target, make: makeSeries)
+            let labels = [("target", target), ("family", family.rawValue)]
+            var quality =
+                series.quality[family]
+                ?? QualitySeries(
+                    roundTrips: registry.makeDurationHistogram(
+                        descriptor: .reachd("target_rtt_seconds", help: Help.roundTrip), labels: labels,
+                        buckets: Self.roundTripBuckets))
+            if echoesSent > 0, quality.echoes == nil {
+                quality.echoes = (
+                    registry.makeCounter(
+                        descriptor: .reachd("target_packets_sent_total", help: Help.sent), labels: labels),
+                    registry.makeCounter(
+                        descriptor: .reachd("target_packets_received_total", help: Help.received), labels: labels)
+                )
+            }
+            if pathMTU != nil, quality.pathMTU == nil {
+                quality.pathMTU = registry.makeGauge(
+                    descriptor: .reachd("target_path_mtu_bytes", help: Help.pathMTU), labels: labels)
+            }
+            series.quality[family] = quality
+            known.replace(target, with: series)
+            return quality
+        }
+        for roundTrip in roundTrips { quality.roundTrips.record(roundTrip) }
+        if let echoes = quality.echoes {
+            echoes.sent.increment(by: Int64(echoesSent))
+            echoes.received.increment(by: Int64(echoesAnswered))
+        }
+        if let pathMTU { quality.pathMTU?.set(to: Double(pathMTU)) }
+    }
+
+    private func makeImpaired(_ target: String, _ family: AddressFamily) -> [Impairment: Gauge] {
+        Dictionary(
+            uniqueKeysWithValues: Impairment.allCases.map { impairment in
+                let labels = [("target", target), ("family", family.rawValue), ("impairment", impairment.rawValue)]
+                return (
+                    impairment,
+                    registry.makeGauge(descriptor: .reachd("target_impaired", help: Help.impaired), labels: labels)
+                )
+            })
     }
 
     private func makeSeries(_ name: String) -> Series {
@@ -100,6 +188,13 @@ private enum Help {
     static let targetFamilyUp =
         "1 when this address family of the target is reachable; present while the target's addresses hold one of it."
     static let targetTransitions = "Changes of the target's state (unknown, reachable, unreachable) between documents."
+    static let roundTrip =
+        "Round trips of the target's family: each answered ICMP echo (icmp), the TCP handshake (tcp, http)."
+    static let sent = "Small ICMP echo requests sent to the target's family (icmp targets)."
+    static let received = "Small ICMP echo requests answered by the target's family (icmp targets)."
+    static let pathMTU =
+        "The path MTU toward the target's family: the IP packet size of the largest echo answered, or the MTU an ICMP error named (icmp targets)."
+    static let impaired = "1 while the impairment (loss, latency, mtu) holds for the target's family."
     static let probeFailures =
         "Failed probes of the target by reason, each family's counted, also while a threshold keeps its state."
 }

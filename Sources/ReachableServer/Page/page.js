@@ -52,6 +52,8 @@
   // ------------------------------------------------------------------ what is wrong
 
   // Each thing failing, in words: "db unreachable (refused: ECONNREFUSED: connection refused)".
+  // An impaired path in words (DESIGN "Quality"): what the family's badge says.
+  const IMPAIRMENT = { loss: "packet loss", latency: "slow", mtu: "MTU blackhole" };
   function problems(doc) {
     const out = [], paren = (w) => (w ? " (" + w + ")" : "");
     for (const t of doc.targets || []) {
@@ -60,6 +62,7 @@
         for (const [key, label] of FAMILIES) {
           const f = t[key];
           if (f && f.state === "unreachable") out.push(t.name + " " + label + " unreachable" + paren(why(f)));
+          else if (f && (f.impairments || []).length) out.push(t.name + " " + label + " " + f.impairments.map((i) => IMPAIRMENT[i] || i).join(", "));
         }
       }
     }
@@ -103,6 +106,7 @@
       const line = add(el("div", "detail family"), el("span", "fam", label), badge(f.state),
         f.reason ? badge(f.reason, reasonTone) : null);
       line.dataset.family = key;
+      for (const impairment of f.impairments || []) add(line, badge(IMPAIRMENT[impairment] || impairment, "warn impaired"));
       if (f.address) add(line, el("span", "mono", f.address));
       if (f.interface) add(line, document.createTextNode(" via "), el("span", "mono", f.interface));
       if (f.detail) add(line, document.createTextNode(" "), el("span", "why", f.detail));

@@ -14,6 +14,10 @@ struct MonitoringOptions: ParsableArguments {
     @Option(Settings.targetInterval) var targetInterval: Double?
     @Option(Settings.targetTimeout) var targetTimeout: Double?
     @Option(Settings.targetFailures) var targetFailures: Int?
+    @Option(Settings.icmpCount) var icmpCount: Int?
+    @Option(Settings.qualityWindow) var qualityWindow: Int?
+    @Option(Settings.maxLoss) var maxLoss: Double?
+    @Option(Settings.maxRTT) var maxRTT: Double?
     @Option(Settings.connectivityURL) var connectivityURL: String?
     @Option(Settings.connectivityResponse) var connectivityResponse: String?
     @Option(Settings.connectivityInterval) var connectivityInterval: Double?

@@ -99,6 +99,11 @@ extension MonitoringOptions {
         configuration.targetTimeout = .seconds(try Settings.targetTimeout.resolve(targetTimeout))
         configuration.targetFailures = try Settings.targetFailures.resolve(targetFailures)
         configuration.targetSuccesses = try Settings.targetSuccesses.resolve(targetSuccesses)
+        configuration.icmpCount = try Settings.icmpCount.resolve(icmpCount)
+        configuration.qualityWindow = try Settings.qualityWindow.resolve(qualityWindow)
+        configuration.maxLoss = try Settings.maxLoss.resolve(maxLoss)
+        let maxRTT = try Settings.maxRTT.resolve(maxRTT)
+        configuration.maxRoundTrip = maxRTT > 0 ? .seconds(maxRTT) : nil
         configuration.connectivity = try connectivitySpec()
         configuration.connectivityInterval = .seconds(try Settings.connectivityInterval.resolve(connectivityInterval))
         configuration.connectivityTimeout = .seconds(try Settings.connectivityTimeout.resolve(connectivityTimeout))

@@ -197,6 +197,30 @@ enum Settings {
         default: ProbeConfiguration().targetTimeout.inSeconds, seconds: 0.01...86_400
     )
 
+    static let icmpCount = Setting<Int>(
+        "icmp-count", "Small echo requests per probe of an icmp:// target (100 ms apart, then one full-size echo)",
+        default: ProbeConfiguration().icmpCount, in: 1...100
+    )
+
+    static let qualityWindow = Setting<Int>(
+        "quality-window", "Probes per target family whose loss and round trips are judged (--max-loss, --max-rtt)",
+        default: ProbeConfiguration().qualityWindow, in: 1...1000
+    )
+
+    static let maxLoss = Setting<Double>(
+        "max-loss",
+        "Loss of small echoes over the quality window above which an icmp:// target family is impaired (loss), a ratio",
+        default: ProbeConfiguration().maxLoss, in: 0...1
+    )
+
+    /// `none`: latency is not judged. Out of range, as every interval, when written.
+    static let maxRTT = Setting<Double>(
+        "max-rtt",
+        "Seconds of median round trip over the quality window above which a target family is impaired (latency)",
+        default: 0, defaultText: "none", invalid: "must be a number of seconds from 0.0001 to 3600",
+        parse: { text in Double(positiveSeconds: text).flatMap { (0.0001...3600).contains($0) ? $0 : nil } }
+    )
+
     static let targetFailures = Setting<Int>(
         "target-failures", "Consecutive failed probes before a reachable target turns unreachable",
         default: ProbeConfiguration().targetFailures, in: 1...

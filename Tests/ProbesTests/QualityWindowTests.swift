@@ -1,0 +1,102 @@
+import Foundation
+import Reachable
+import Testing
+
+@testable import Probes
+
+/// The quality rules of DESIGN "Quality: loss, latency, path MTU": the window, and impairments
+/// that appear and clear by the flap rules.
+@Suite struct QualityWindowTests {
+    static func echoes(
+        _ answered: Int, of sent: Int = 3, rtt: Duration = .milliseconds(10),
+        mtu: ProbeQuality.PathMTU? = .carried(bytes: 1500)
+    )
+        -> ProbeQuality
+    {
+        ProbeQuality(
+            roundTrips: Array(repeating: rtt, count: answered), echoesSent: sent, echoesAnswered: answered,
+            pathMTU: answered > 0 ? mtu : nil)
+    }
+
+    @Test func lossNeedsAFullWindowThenTheFlapCountToAppearAndToClear() {
+        let limits = QualityLimits(window: 3, maxLoss: 0.2, toAppear: 2, toClear: 2)
+        var window = QualityWindow()
+        window.record(Self.echoes(2), limits: limits)
+        window.record(Self.echoes(2), limits: limits)
+        #expect(window.impairments.isEmpty, "the window is not full yet")
+        window.record(Self.echoes(2), limits: limits)
+        #expect(window.impairments.isEmpty, "one probe shows it: not yet")
+        #expect(window.loss.map { abs($0 - 1.0 / 3) < 1e-9 } == true)
+        window.record(Self.echoes(2), limits: limits)
+        #expect(window.impairments == [.loss])
+        window.record(Self.echoes(3), limits: limits)
+        #expect(window.impairments == [.loss], "2 of 9 lost: still above 0.2, it shows")
+        window.record(Self.echoes(3), limits: limits)
+        #expect(window.loss.map { abs($0 - 1.0 / 9) < 1e-9 } == true)
+        #expect(window.impairments == [.loss], "one probe under the limit: not cleared yet")
+        window.record(Self.echoes(3), limits: limits)
+        #expect(window.loss == 0 && window.impairments.isEmpty)
+    }
+
+    @Test func aSingleSlowProbeIsNoEventAndTheMedianDecides() {
+        let limits = QualityLimits(window: 3, maxRoundTrip: .milliseconds(100), toAppear: 2, toClear: 1)
+        var window = QualityWindow()
+        for _ in 0..<3 { window.record(Self.echoes(3), limits: limits) }
+        window.record(Self.echoes(3, rtt: .milliseconds(500)), limits: limits)
+        #expect(window.impairments.isEmpty && window.medianRoundTrip == .milliseconds(10))
+        for _ in 0..<3 { window.record(Self.echoes(3, rtt: .milliseconds(300)), limits: limits) }
+        #expect(window.impairments == [.latency] && window.medianRoundTrip == .milliseconds(300))
+        for _ in 0..<2 { window.record(Self.echoes(3), limits: limits) }
+        #expect(window.impairments.isEmpty, "the median is back under the limit: cleared after one probe")
+        let off = QualityLimits(window: 1, maxRoundTrip: nil, toAppear: 1)
+        var unjudged = QualityWindow()
+        unjudged.record(Self.echoes(3, rtt: .seconds(2)), limits: off)
+        #expect(unjudged.impairments.isEmpty, "without --max-rtt latency is never judged")
+    }
+
+    @Test func anMTUBlackholeIsTwoOfTheLastThreeFullSizeEchoesAndDiscoveryIsNone() {
+        let limits = QualityLimits(window: 10, toAppear: 1, toClear: 1)
+        var window = QualityWindow()
+        window.record(Self.echoes(3, mtu: .blackhole), limits: limits)
+        #expect(window.impairments.isEmpty, "one lost full-size echo may be loss")
+        window.record(Self.echoes(3, mtu: .blackhole), limits: limits)
+        #expect(window.impairments == [.mtu])
+        window.record(Self.echoes(3, mtu: .discovered(bytes: 1280)), limits: limits)
+        #expect(window.impairments == [.mtu], "still 2 of the last 3")
+        window.record(Self.echoes(3, mtu: .discovered(bytes: 1280)), limits: limits)
+        #expect(window.impairments.isEmpty, "an ICMP error names the MTU: discovery works")
+    }
+
+    @Test func aProbeThatSentNothingIsNotInTheWindowAndImpairmentsKeepTheirOrder() {
+        let limits = QualityLimits(window: 2, maxLoss: 0.2, maxRoundTrip: .milliseconds(1), toAppear: 1, toClear: 1)
+        var window = QualityWindow()
+        window.record(ProbeQuality(), limits: limits)
+        #expect(window.loss == nil && window.medianRoundTrip == nil)
+        for _ in 0..<2 { window.record(Self.echoes(1, rtt: .milliseconds(50), mtu: .blackhole), limits: limits) }
+        #expect(window.impairments == [.loss, .latency, .mtu])
+    }
+
+    /// The book shows the impairments of a reachable family only, and they make the target degraded.
+    @Test func theBookShowsImpairmentsOfAReachableFamilyAndTheyDegradeTheTarget() throws {
+        let spec = try TargetSpec.parse("gw=icmp://198.18.1.1")
+        var book = TargetBook(spec: spec, since: Date())
+        let evaluator = ThresholdEvaluator(failureThreshold: 1, successThreshold: 1)
+        let limits = QualityLimits(window: 1, maxLoss: 0.2, toAppear: 1, toClear: 1)
+        let address = IPAddress("198.18.1.1")!
+        func result(_ outcome: ProbeOutcome) -> ProbePipeline.Result {
+            ProbePipeline.Result(
+                addresses: [address],
+                families: [
+                    ProbePipeline.FamilyResult(family: .ipv4, address: address, interface: "eth0", outcome: outcome)
+                ])
+        }
+        book.record(
+            result(ProbeOutcome(failure: nil, quality: Self.echoes(1))), evaluator: evaluator, quality: limits,
+            at: Date())
+        #expect(book.status.ipv4?.impairments == [.loss] && book.status.state == .reachable && book.status.degraded)
+        book.record(
+            result(ProbeOutcome(failure: .timeout, quality: Self.echoes(0))), evaluator: evaluator, quality: limits,
+            at: Date())
+        #expect(book.status.ipv4?.impairments == [] && book.status.state == .unreachable && !book.status.degraded)
+    }
+}
