@@ -34,6 +34,8 @@ destination, identifier, sequence, payload size, what was done). A test changes 
     delay_next(4, 0.3)     only the next 4 requests of each family late
     drop_every = 3         every 3rd *small* request of each family unanswered (`drop_large` too)
     drop_all = True        nothing answered
+    mangle = "ident"       every reply with another identifier ("seq": another sequence) — what
+                           another process's replies look like to a raw socket
 "Small" is a payload of at most SMALL_PAYLOAD (100) bytes: reachd's small echoes carry 56, its
 full-size echo fills the MTU. `counts(family, ident=...)` says what was received and answered.
 
@@ -121,6 +123,7 @@ class EchoResponder:
         self.drop_every: int | None = None
         self.drop_large = False
         self.drop_all = False
+        self.mangle: str | None = None
         self.requests: list[EchoRequest] = []
         self.answered: dict[str, int] = {"ipv4": 0, "ipv6": 0}  # replies actually sent
         self._delay_next: dict[str, list] = {"ipv4": [0, 0.0], "ipv6": [0, 0.0]}
@@ -181,6 +184,7 @@ class EchoResponder:
             self.drop_every = None
             self.drop_large = False
             self.drop_all = False
+            self.mangle = None
             for family in FAMILIES:
                 self._delay_next[family] = [0, 0.0]
                 self._small_seen[family] = 0
@@ -283,7 +287,7 @@ class EchoResponder:
             icmp = packet[ihl:]
             if len(icmp) < 8 or icmp[0] != 8 or icmp[1] != 0:
                 continue
-            reply = bytearray(b"\x00\x00\x00\x00" + icmp[4:])
+            reply = bytearray(b"\x00\x00\x00\x00" + self._mangled(icmp[4:8]) + icmp[8:])
             reply[2:4] = struct.pack("!H", _checksum(bytes(reply)))
             pktinfo = struct.pack("=I4s4s", 0, socket.inet_aton(dst), b"\0\0\0\0")
             self._handle("ipv4", self.sock4, icmp, src, dst, bytes(reply), (src, 0),
@@ -302,10 +306,18 @@ class EchoResponder:
                     dst = socket.inet_ntop(socket.AF_INET6, data[:16])
             if len(icmp) < 8 or icmp[0] != 128 or icmp[1] != 0 or dst is None:
                 continue
-            reply = b"\x81\x00\x00\x00" + icmp[4:]  # the kernel fills in the ICMPv6 checksum
+            reply = b"\x81\x00\x00\x00" + self._mangled(icmp[4:8]) + icmp[8:]  # the kernel fills in the ICMPv6 checksum
             pktinfo = socket.inet_pton(socket.AF_INET6, dst) + struct.pack("=I", 0)
             self._handle("ipv6", self.sock6, icmp, src, dst, reply, (src, 0, 0, 0),
                          [(socket.IPPROTO_IPV6, socket.IPV6_PKTINFO, pktinfo)])
+
+    def _mangled(self, ident_seq: bytes) -> bytes:
+        ident, seq = struct.unpack("!HH", ident_seq)
+        if self.mangle == "ident":
+            ident = (ident + 1) & 0xFFFF
+        elif self.mangle == "seq":
+            seq = (seq + 1000) & 0xFFFF
+        return struct.pack("!HH", ident, seq)
 
     def _handle(self, family, sock, icmp, src, dst, reply, address, cmsg) -> None:
         ident, seq = struct.unpack("!HH", icmp[4:8])

@@ -127,3 +127,21 @@ def flush(w: IcmpWorld) -> None:
     """Forget the path MTUs the client learnt (ping -M do obeys them)."""
     w.client.ip("route", "flush", "cache")
     w.client.ip("-6", "route", "flush", "cache")
+
+
+def test_mangled_replies(icmp_world):
+    """`mangle`: the replies carry another identifier (ping, matching by identifier, gets nothing
+    back) or another sequence (ping shows the sequence it got)."""
+    w = icmp_world
+    w.responder.mangle = "ident"
+    for address in (w.far4, w.far6):
+        result = w.ping(address, "-c", "2", "-i", "0.2", "-W", "1")
+        assert "0 received" in result.stdout, result.stdout
+    w.responder.mangle = "seq"
+    for address in (w.far4, w.far6):
+        result = w.ping(address, "-c", "1", "-W", "1")
+        assert "icmp_seq=1001 " in result.stdout, result.stdout
+    assert w.responder.answered == {"ipv4": 3, "ipv6": 3}
+    w.responder.reset()
+    result = w.ping(w.far4, "-c", "1", "-W", "1")
+    assert result.returncode == 0 and "icmp_seq=1 " in result.stdout, result.stdout
