@@ -13,8 +13,8 @@ DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev lib
 # the C helpers the e2e tests compile (the netlink fault shim, the 10,000-stream client),
 # debootstrap for the runtime image built without Docker (check-image), shellcheck for the
 # workflow's run: steps (actionlint calls it), systemd for systemd-analyze (the packaging check
-# verifies the unit `make install` installs), iputils-ping for the ICMP world (test_icmp_world.py checks it
-# with ping; test_icmp_targets.py pings beside reachd).
+# verifies the unit `make install` installs), iputils-ping for the icmp:// tests (the world's
+# check, and another process pinging beside reachd).
 DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap shellcheck systemd iputils-ping
 # What `make check`'s tests start on loopback: a DNS server and a TLS server (no root needed).
 DEB_CHECK := dnsmasq-base openssl

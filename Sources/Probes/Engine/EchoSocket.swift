@@ -15,6 +15,8 @@ final class EchoSocket {
     /// The echo identifier of a raw socket (a datagram socket's is the kernel's).
     let identifier: UInt16
     private var sequence = UInt16.random(in: 0...UInt16.max)
+    /// Where replies are read: one echo reply at most, the largest being a full-size echo's.
+    private var buffer = [UInt8](repeating: 0, count: 65_536)
 
     /// Why no ICMP socket can be opened, naming both remedies (for the start-up refusal).
     static let remedies =
@@ -138,7 +140,6 @@ final class EchoSocket {
     /// Everything waiting on the socket, replies then errors; never blocks.
     func drain() -> [Arrival] {
         var arrivals: [Arrival] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             var address = sockaddr_storage()
             var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
