@@ -709,7 +709,7 @@ def test_ping_group_range_lets_an_unprivileged_reachd_ping(request, icmp_world):
 
 
 @pytest.mark.parametrize("spec", ["far=icmp://far.test:80", "far=icmp://far.test/path", "far=icmp://",
-                                  "far=icmp://[2001:db8::1]:7"])
+                                  "far=icmp://[2001:db8::1]:7", "far=icmp://2001:db8::1"])
 def test_a_bad_icmp_spec_is_refused_at_start_naming_it(spec):
     result = subprocess.run([reachd_binary(), "--host", "127.0.0.1", "--port", str(free_port()), "--target", spec],
                             capture_output=True, text=True, timeout=20)
