@@ -20,6 +20,7 @@ from selenium.webdriver.common.by import By
 import netns
 from conftest import get_status
 from test_page import Browser, browser, open_page  # noqa: F401 (fixture)
+from icmp_world import icmp_world, reachd_icmp  # noqa: F401 (fixtures)
 from world import NO_CONTENT, reachd_in, target_args, world  # noqa: F401 (fixtures)
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
@@ -233,4 +234,31 @@ def test_each_uplinks_connectivity_is_beside_its_interface(world, reachd_in, bro
     b.wait_for(lambda: b.text("problems") == "", 10, "no problem once the backup is no uplink")
     badges = uplink_badges()
     assert badges.get(second, []) == [] and badges[world.link] == ["full"], badges
+    assert b.console_errors() == []
+
+
+def test_an_impaired_family_says_its_impairments_in_words(icmp_world, reachd_icmp, browser):
+    """A path-MTU blackhole on both families (the router's onward link is smaller and its ICMP
+    errors are dropped): each family of the target carries its impairment as words, and the
+    banner names it; the errors let through again, the words go."""
+    w = icmp_world
+    w.shrink_mtu()
+    w.block_router_errors()
+    server = reachd_icmp("--target", f"far=icmp://{w.far4}", "--target", f"far6=icmp://[{w.far6}]",
+                         "--target-failures", "2", "--target-interval", "1", "--target-timeout", "1")
+    deadline = time.monotonic() + 30
+    while not all(target(get_status(server.port, ns=w.client.name), name)[family]["impairments"] == ["mtu"]
+                  for name, family in (("far", "ipv4"), ("far6", "ipv6"))):
+        assert time.monotonic() < deadline, get_status(server.port, ns=w.client.name)["targets"]
+        time.sleep(0.2)
+    b = browser(w.client.name)
+    open_page(b, server)
+    assert level(b) == "warn"
+    assert b.text("problems") == "far IPv4 MTU blackhole, far6 IPv6 MTU blackhole", b.text("problems")
+    badges = [badge.text for badge in b.driver.find_elements(By.CSS_SELECTOR, "#targets .impaired")]
+    assert badges == ["MTU blackhole", "MTU blackhole"], badges
+
+    w.allow_router_errors()
+    b.wait_for(lambda: b.text("problems") == "", 30, "no impairment once discovery works")
+    assert b.driver.find_elements(By.CSS_SELECTOR, "#targets .impaired") == []
     assert b.console_errors() == []
