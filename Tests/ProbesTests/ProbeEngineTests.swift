@@ -57,6 +57,26 @@ struct ProbeEngineTests {
         #expect(server.requests.count == 1, "only the probe through lo arrived")
     }
 
+    /// `icmp://` on loopback, both families: every small echo answered with its round trip, the
+    /// full-size echo (as large as lo's MTU allows) carried; the handshake of a tcp probe is its
+    /// round trip. On the engine loop, under the sanitizers like every other driver.
+    @Test func echoesOnLoopbackAreAnsweredAndMeasured() async throws {
+        for (literal, headers) in [("127.0.0.1", 28), ("::1", 48)] {
+            let url = try Self.url("icmp://\(literal.contains(":") ? "[\(literal)]" : literal)")
+            let outcome = await engine.probe(
+                ProbeJob(url: url, address: IPAddress(literal)!, outputInterface: "lo", deadline: .now + .seconds(3)))
+            #expect(outcome.failure == nil, "\(literal): \(outcome)")
+            #expect(outcome.quality.echoesSent == 3 && outcome.quality.echoesAnswered == 3, "\(outcome.quality)")
+            #expect(outcome.quality.roundTrips.count == 3 && outcome.quality.roundTrips.allSatisfy { $0 > .zero })
+            // lo's MTU is 65,536: the largest IP packet, 65,535 bytes, is what the full-size echo is.
+            #expect(
+                outcome.quality.pathMTU == .carried(bytes: 65_535), "\(headers) bytes of headers: \(outcome.quality)")
+        }
+        let server = try TestHTTPServer(.respond(Self.noContent))
+        let tcp = await engine.probe(try job("tcp://127.0.0.1:PORT", port: server.port))
+        #expect(tcp.failure == nil && tcp.quality.roundTrips.count == 1, "\(tcp)")
+    }
+
     @Test func redirectIsAnAnswerAndIsNotFollowed() async throws {
         let server = try TestHTTPServer { head in
             head.hasPrefix("GET /login ")
