@@ -151,9 +151,22 @@ final class NetlinkSource: @unchecked Sendable {
             do {
                 removedRoutes = RemovedRoutes()
                 if ready > 0 { try awaitAddressRemovals(after: try drain(buffer: buffer), buffer: buffer) }
-                if let path = try derivePath() {
+                var drained = ready > 0
+                var path = try derivePath()
+                var routing = routingSnapshot()
+                // A change made while the kernel was being asked is in the lookups' answers but
+                // not yet in the table (its notification came meanwhile): read it too, so one
+                // document has both — an uplink's `connectivity` and its route, say. A few rounds
+                // at most: a storm of changes must not hold the document back for ever.
+                for _ in 0..<3 where path != nil && eventsPending() {
+                    try awaitAddressRemovals(after: try drain(buffer: buffer), buffer: buffer)
+                    drained = true
+                    path = try derivePath()
+                    routing = routingSnapshot()
+                }
+                if let path {
                     retryLookupAfter = -1
-                    report(.path(path, routingSnapshot(), batch: ready > 0 ? routeQuestions() : nil))
+                    report(.path(path, routing, batch: drained ? routeQuestions() : nil))
                 } else {
                     retryLookupAfter = retryLookupAfter < 0 ? 50 : min(retryLookupAfter * 2, 2000)
                     if ready > 0 { report(.networkChanged) }
@@ -162,6 +175,12 @@ final class NetlinkSource: @unchecked Sendable {
                 return error
             }
         }
+    }
+
+    /// Whether a notification is waiting on the event socket (a poll that does not wait).
+    private func eventsPending() -> Bool {
+        var descriptor = pollfd(fd: connection.events.descriptor, events: Int16(POLLIN), revents: 0)
+        return ((try? systemCall("poll") { poll(&descriptor, 1, 0) }) ?? 0) > 0
     }
 
     /// Reopens both sockets and dumps everything again, pausing longer after each failure. Every
