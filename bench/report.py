@@ -299,7 +299,7 @@ def _uplink_rows(ph: dict, add) -> None:
     add(f"**`--per-uplink`, 2 uplinks, {up['targets']} HTTP targets and the connectivity check every "
         f"{up['interval_s']:g} s: CPU** (same {up['window_s']:.0f} s window; checks "
         f"{sum(on['checks'].values())} vs {sum(off['checks'].values())})",
-        f"{on['cpu_pct']:.3f} % of a core" + (f" (+{per_check:.0f} µs per extra check)" if per_check is not None else ""),
+        f"{on['cpu_pct']:.3f} % of a core" + (f" ({per_check:+.0f} µs per extra check)" if per_check is not None else ""),
         f"{off['cpu_pct']:.3f} %", "same reachd without `--per-uplink`", num(up.get("cpu_ratio"), "{:.2f}"), "—",
         "info")
     add("`--per-uplink`, 2 uplinks: RSS", f"{mib(on['rss_kib'])} ({mib(on['rss_end_kib'])} at the window's end)",
@@ -517,6 +517,9 @@ def _uplinks_detail(r: dict) -> str:
             out.append(f"- the `null` document changed {field} in {n} flaps")
         for change, n in sorted((ld.get("other_documents") or {}).items(), key=lambda kv: -kv[1]):
             out.append(f"- {n} other document(s) of a link-down changed: {change}"[:400])
+        for path, n in sorted((ld.get("up_paths") or {}).items(), key=lambda kv: -kv[1]):
+            out.append(f"- back up, {n} flaps: `{ld['interface']}`'s operState/connectivity per document, from the "
+                       f"link-up: {path or '(no document)'}")
     return "\n".join(out)
 
 

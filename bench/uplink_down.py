@@ -148,12 +148,17 @@ def uplink_down_flaps(net: UplinksNet, server: Reachd, count: int, flaps: int, d
             net.restore_route(rt, down)
             t_route = time.monotonic_ns()  # its ACK: `dev` is an uplink again from here
             back = None
+            up_docs = []
             end = t_up + 15_000_000_000
             while back is None and (got_docs := read(end)) is not None:
                 new, got = got_docs
                 for doc in new:
+                    interface = interface_of(doc, dev) or {}
+                    up_docs.append({"ms": (got - t_up) / 1e6, "sequence": doc["sequence"],
+                                    "operState": interface.get("operState"), "connectivity": uplink_state(doc, dev)})
                     if back is None and uplink_state(doc, dev) == "full":
                         back = got
+            sample["up_docs"] = up_docs  # from the link-up: the interface's way back to `full`
             sample["route_ms"] = (t_route - t_up) / 1e6
             sample["up_to_full_ms"] = (back - t_up) / 1e6 if back else None
             sample["route_to_full_ms"] = (back - t_route) / 1e6 if back else None
@@ -202,9 +207,20 @@ def uplink_down_flaps(net: UplinksNet, server: Reachd, count: int, flaps: int, d
             "other_changes": sum(1 for s in samples for d in s["docs"] if d["other"]),
             "others_not_full": sum(1 for s in samples for d in s["docs"] if not d["others_full"]),
             "null_document_changed": changes, "other_documents": extra,
+            # From the link-up to `full` again: the interface's (operState, connectivity) per document.
+            "up_paths": up_paths(samples),
         },
         "uplink_down_samples": samples,
     }
+
+
+def up_paths(samples: list[dict]) -> dict:
+    """How often each way back from the link-up to `full` was taken, one step per document."""
+    paths: dict = {}
+    for sample in samples:
+        key = " → ".join(f"{d['operState']}/{d['connectivity'] or 'null'}" for d in sample.get("up_docs") or [])
+        paths[key] = paths.get(key, 0) + 1
+    return paths
 
 
 def published_by_flap(log_path: str, samples: list[dict]) -> None:
