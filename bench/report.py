@@ -331,6 +331,14 @@ def _uplink_rows(ph: dict, add) -> None:
         f"received on `/events` up to {ld['settle_s']:g} s after the `null` one: max {ld['received_max']})",
         f"1 in {ld['published_one']} of {flaps} flaps; max {ld['published_max']}, mean {ld['published_mean']:.2f}; "
         f"`sequence` +{ld.get('documents_max')} at most", "", "", "", "1", one, detail)
+    if "disagree_flaps" in ld:
+        agree = ld["disagree_flaps"] == 0
+        add(f"the backup's `connectivity` against its link and route, document by document, after the link-down and "
+            f"after the link-up with its default route put back at once (checked without a default route, or `null` "
+            f"with one: the uplink's change and the route's in two documents)",
+            f"{ld['disagree_flaps']} of {flaps} flaps ({ld['disagree_down']} documents after the link-down, "
+            f"{ld['disagree_up']} after the link-up)", "", "", "", "0", agree,
+            "" if agree else "see *Uplinks*: the ways back")
     quiet = ld["other_changes"] == 0 and ld["others_not_full"] == 0
     add(f"link down on the backup: documents that changed anything but `{dev}` (route state, targets, the top-level "
         f"check, the other uplink)", str(ld["other_changes"]), "", "", "", "0", quiet,
@@ -518,8 +526,8 @@ def _uplinks_detail(r: dict) -> str:
         for change, n in sorted((ld.get("other_documents") or {}).items(), key=lambda kv: -kv[1]):
             out.append(f"- {n} other document(s) of a link-down changed: {change}"[:400])
         for path, n in sorted((ld.get("up_paths") or {}).items(), key=lambda kv: -kv[1]):
-            out.append(f"- back up, {n} flaps: `{ld['interface']}`'s operState/connectivity per document, from the "
-                       f"link-up: {path or '(no document)'}")
+            out.append(f"- back up, {n} flaps: `{ld['interface']}`'s operState / default route / connectivity per "
+                       f"document, from the link-up: {path or '(no document)'}")
     return "\n".join(out)
 
 

@@ -31,6 +31,18 @@ def uplink_state(doc: dict, name: str) -> str | None:
     return connectivity.get("state") if connectivity else None
 
 
+def disagrees(doc: dict, name: str) -> bool:
+    """`name`'s `connectivity` against its own link and route in the same document: checked (not
+    `null`) while it cannot be an uplink (not `up`, no default route, no address), or `null` while it
+    is one. In UplinksNet an interface is an uplink exactly when it is up with an address and a
+    default route (`isDefaultRoute`); a document that disagrees has the uplink's change and the
+    route's change in two documents."""
+    interface = interface_of(doc, name)
+    uplink = bool(interface and interface.get("operState") == "up" and interface.get("isDefaultRoute")
+                  and interface.get("addresses"))
+    return uplink != (interface is not None and interface.get("connectivity") is not None)
+
+
 def all_full(doc: dict, count: int, uplinks: tuple[str, ...]) -> bool:
     """The route state `reachable`, all `count` targets reachable on IPv4, the top-level check
     `full`, and each of `uplinks` checked `full` on its own."""
@@ -123,7 +135,7 @@ def uplink_down_flaps(net: UplinksNet, server: Reachd, count: int, flaps: int, d
                              # Anything besides the downed interface: route state, targets, the
                              # top-level check, the other uplink.
                              "other": [c for c in changed if not c.startswith(f"interfaces[{dev}].")],
-                             "others_full": all_full(doc, count, others)}
+                             "others_full": all_full(doc, count, others), "disagrees": disagrees(doc, dev)}
                     docs.append(entry)
                     if gone is None and entry["null"]:
                         gone = entry
@@ -155,7 +167,11 @@ def uplink_down_flaps(net: UplinksNet, server: Reachd, count: int, flaps: int, d
                 for doc in new:
                     interface = interface_of(doc, dev) or {}
                     up_docs.append({"ms": (got - t_up) / 1e6, "sequence": doc["sequence"],
-                                    "operState": interface.get("operState"), "connectivity": uplink_state(doc, dev)})
+                                    "operState": interface.get("operState"),
+                                    "isDefaultRoute": interface.get("isDefaultRoute"),
+                                    "connectivity": uplink_state(doc, dev), "disagrees": disagrees(doc, dev),
+                                    "changed": doc_changes(previous, doc)})
+                    previous = doc
                     if back is None and uplink_state(doc, dev) == "full":
                         back = got
             sample["up_docs"] = up_docs  # from the link-up: the interface's way back to `full`
@@ -206,6 +222,11 @@ def uplink_down_flaps(net: UplinksNet, server: Reachd, count: int, flaps: int, d
             # other uplink, the top-level check, the route state or a target was not as before.
             "other_changes": sum(1 for s in samples for d in s["docs"] if d["other"]),
             "others_not_full": sum(1 for s in samples for d in s["docs"] if not d["others_full"]),
+            # Documents in which the interface's `connectivity` disagreed with its link and route
+            # (`disagrees`), after the link-down and after the link-up, and in how many flaps.
+            "disagree_down": sum(1 for s in samples for d in s["docs"] if d["disagrees"]),
+            "disagree_up": sum(1 for s in samples for d in s.get("up_docs") or [] if d["disagrees"]),
+            "disagree_flaps": sum(1 for s in samples if any(d["disagrees"] for d in s["docs"] + (s.get("up_docs") or []))),
             "null_document_changed": changes, "other_documents": extra,
             # From the link-up to `full` again: the interface's (operState, connectivity) per document.
             "up_paths": up_paths(samples),
@@ -215,10 +236,12 @@ def uplink_down_flaps(net: UplinksNet, server: Reachd, count: int, flaps: int, d
 
 
 def up_paths(samples: list[dict]) -> dict:
-    """How often each way back from the link-up to `full` was taken, one step per document."""
+    """How often each way back from the link-up to `full` was taken, one step per document:
+    operState / default route or not / connectivity."""
     paths: dict = {}
     for sample in samples:
-        key = " → ".join(f"{d['operState']}/{d['connectivity'] or 'null'}" for d in sample.get("up_docs") or [])
+        key = " → ".join(f"{d['operState']}/{'route' if d['isDefaultRoute'] else 'no route'}/{d['connectivity'] or 'null'}"
+                         for d in sample.get("up_docs") or [])
         paths[key] = paths.get(key, 0) + 1
     return paths
 
@@ -253,4 +276,6 @@ def uplink_down_line(row: dict) -> str:
             f"{f(gone.get('p99'))} ms; in the first document after the link-down in {ld['same_document']}/{ld['flaps']} "
             f"flaps; one document published in {ld['published_one']}/{ld['flaps']} flaps (max {ld['published_max']}, "
             f"`sequence` +{ld['documents_max']} at most); {ld['other_changes']} documents changed anything else; "
+            f"connectivity against link and route disagreed in {ld['disagree_flaps']} flaps ({ld['disagree_down']} "
+            f"documents after the link-down, {ld['disagree_up']} after the link-up); "
             f"default route back → full again p50 {f(back.get('p50'))} ms")
