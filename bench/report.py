@@ -295,11 +295,10 @@ def _uplink_rows(ph: dict, add) -> None:
     if "per_uplink" not in up:
         return
     on, off = up["per_uplink"], up["plain"]
-    per_check = up.get("extra_cpu_us_per_check")
     add(f"**`--per-uplink`, 2 uplinks, {up['targets']} HTTP targets and the connectivity check every "
         f"{up['interval_s']:g} s: CPU** (same {up['window_s']:.0f} s window; checks "
         f"{sum(on['checks'].values())} vs {sum(off['checks'].values())})",
-        f"{on['cpu_pct']:.3f} % of a core" + (f" ({per_check:+.0f} µs per extra check)" if per_check is not None else ""),
+        f"{on['cpu_pct']:.3f} % of a core",
         f"{off['cpu_pct']:.3f} %", "same reachd without `--per-uplink`", num(up.get("cpu_ratio"), "{:.2f}"), "—",
         "info")
     add("`--per-uplink`, 2 uplinks: RSS", f"{mib(on['rss_kib'])} ({mib(on['rss_end_kib'])} at the window's end)",
