@@ -658,8 +658,11 @@ never as the system service.
   `/events` document in which `wan1`'s `connectivity` is `null`, and to the first document of any
   kind; documents published per link-down from reachd's log (as for targets), up to 0.5 s after
   the `null` one; what each document changed besides `wan1`. Then link up, `wan1`'s default route
-  back (the link-down flushed it; an `RTM_NEWROUTE` request, timed from its ACK), and until `wan1`
-  is checked `full` again.
+  back at once (the link-down flushed it; an `RTM_NEWROUTE` request, timed from its ACK), and until
+  `wan1` is checked `full` again. In every document of both halves `wan1`'s `connectivity` is held
+  against its own fields: here `wan1` is an uplink exactly when it is `up` with an address and a
+  default route (`isDefaultRoute`), so a document with it checked and no default route, or `null`
+  with one, has the uplink's change and the route's in two documents.
 - **Idle cost.** 1,000 streams open, heartbeat 3600 s, no changes; CPU time (`schedstat`, ns
   resolution) and voluntary + involuntary context switches of every reachd thread over the window.
   A second window with a 5 s heartbeat shows what heartbeats cost.
