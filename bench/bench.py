@@ -38,6 +38,7 @@ from phases.routes import phase_routes  # noqa: E402
 from phases.startup import phase_startup  # noqa: E402
 from phases.targets import phase_targets  # noqa: E402
 from phases.throughput import phase_throughput  # noqa: E402
+from phases.uplinks import phase_uplinks  # noqa: E402
 from profiler import Perf  # noqa: E402
 from servers import versions  # noqa: E402
 
@@ -46,17 +47,17 @@ FULL = dict(flaps=200, flap_blocks=4, fanout_ns=[1000, 5000, 10000], fanout_reps
             heartbeat_check_seconds=20, heartbeat_check_interval=5, startup_runs=20,
             route_counts=[1000, 10000, 100000], route_flaps=20,
             targets=100, targets_cpu_seconds=60, target_flaps=20, family_cpu_seconds=60, dns_seconds=60,
-            memory_streams=4000, memory_pools=[4096, 6144, 8192, 16384])
+            uplinks_cpu_seconds=60, uplink_flaps=40, memory_streams=4000, memory_pools=[4096, 6144, 8192, 16384])
 QUICK = dict(flaps=50, flap_blocks=1, fanout_ns=[1000], fanout_reps=1, changes=20, client_procs=2,
              wrk_seconds=5, wrk_reps=1, wrk_threads1=False, idle_clients=1000, idle_seconds=10, heartbeat_check_seconds=0,
              heartbeat_check_interval=5, startup_runs=5,
              route_counts=[1000, 100000], route_flaps=5,
              targets=100, targets_cpu_seconds=15, target_flaps=5, family_cpu_seconds=20, dns_seconds=20,
-             memory_streams=2000, memory_pools=[4096, 8192])
+             uplinks_cpu_seconds=20, uplink_flaps=5, memory_streams=2000, memory_pools=[4096, 8192])
 # The measuring windows, in seconds, that --seconds caps for a smoke run. Not the dual-stack
 # targets' window (family_cpu_seconds): its figures are per probe, and a round is every 10 s.
-WINDOWS = ["wrk_seconds", "idle_seconds", "targets_cpu_seconds", "dns_seconds"]
-PHASES = ["startup", "latency", "routes", "targets", "dns", "throughput", "fanout", "memory", "idle"]
+WINDOWS = ["wrk_seconds", "idle_seconds", "targets_cpu_seconds", "dns_seconds", "uplinks_cpu_seconds"]
+PHASES = ["startup", "latency", "routes", "targets", "dns", "uplinks", "throughput", "fanout", "memory", "idle"]
 
 
 def estimate(phase: str, cfg: dict) -> float:
@@ -73,6 +74,9 @@ def estimate(phase: str, cfg: dict) -> float:
                 + cfg["family_cpu_seconds"] + 15 + 2.5 * cfg["target_flaps"])
     if phase == "dns":
         return cfg["dns_seconds"] + 12
+    if phase == "uplinks":
+        # set-up and settling, the CPU window, the flaps of the backup
+        return 15 + cfg["uplinks_cpu_seconds"] + 1.2 * cfg["uplink_flaps"]
     if phase == "throughput":
         return 2 * (3 if cfg["wrk_threads1"] else 2) * (cfg["wrk_seconds"] + 2) + 5
     if phase == "fanout":
@@ -170,6 +174,8 @@ def main() -> int:
                     results["phases"]["targets"] = phase_targets(ctx, cfg, budget)
                 elif phase == "dns":
                     results["phases"]["dns"] = phase_dns(ctx, cfg, budget)
+                elif phase == "uplinks":
+                    results["phases"]["uplinks"] = phase_uplinks(ctx, cfg, budget)
                 elif phase == "throughput":
                     results["phases"]["throughput"] = phase_throughput(ctx, cfg, budget, perf)
                 elif phase == "fanout":

@@ -1,5 +1,6 @@
-"""The small Python servers the probes meet in a namespace (the targets' HTTP server) and how
-to ask any helper server for its counters: what reachd sent is counted on the far side.
+"""The small Python servers the probes meet in a namespace (the targets' HTTP server, the
+connectivity check's server) and how to ask any helper server for its counters: what reachd sent
+is counted on the far side.
 """
 
 from __future__ import annotations
@@ -41,6 +42,35 @@ class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = "target", self.server_address[1]  # no getfqdn: no lookup
 S((bind, 8080), H).serve_forever()
+"""
+
+
+CHECK_SERVER = r"""
+import http.server, json, signal, socketserver, sys, threading
+# A connectivity check's server: 204 on /generate_204, 404 elsewhere, on ADDRESS:PORT (IPv4).
+# SIGUSR1 prints the check requests answered so far by the client's address (one JSON line): which
+# uplink each came through.
+counts = {}
+lock = threading.Lock()
+def report(*_):
+    with lock:
+        line = json.dumps(counts)
+    print(line, flush=True)
+signal.signal(signal.SIGUSR1, report)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path != "/generate_204":
+            self.send_response(404); self.send_header("Content-Length", "0"); self.end_headers(); return
+        with lock:
+            counts[self.client_address[0]] = counts.get(self.client_address[0], 0) + 1
+        self.send_response(204); self.end_headers()
+    def log_message(self, *a): pass
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True; allow_reuse_address = True; request_queue_size = 1024
+    def server_bind(self):
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = "check", self.server_address[1]  # no getfqdn: no lookup
+S((sys.argv[1], int(sys.argv[2])), H).serve_forever()
 """
 
 

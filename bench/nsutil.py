@@ -173,6 +173,69 @@ class VethNet:
         self.peer.destroy()
 
 
+class UplinksNet:
+    """`ns` (where the server runs) with two uplinks, the way out of a host with a wired link and
+    a backup: veth `wan0` 198.18.<o>.2/24 with a default route via the peer end 198.18.<o>.1
+    metric 100 (the kernel's choice), and veth `wan1` 198.19.<o>.2/24 with a default route via
+    198.19.<o>.1 metric 200 (the backup), both ends of both in one peer namespace (`isp0`,
+    `isp1`). The peer holds the outside addresses on its `lo`, reachable through either link:
+    `outside` (198.19.255.1, the route questions' destination: no packet is sent to it),
+    `targets_ip` (.10) and `check_ip` (.20) for the HTTP servers. IPv4 only.
+
+    As in VethNet: no IPv6 link-local addresses, and each pair's ends get different interface
+    indexes (wan0 11 / isp0 21, wan1 12 / isp1 22). rp_filter is off in `ns`: a reply through
+    wan1 comes in on the interface that is not the main table's way back to the server."""
+
+    METRICS = (100, 200)
+    OUTSIDE = "198.19.255.1"
+
+    def __init__(self) -> None:
+        self.ns = Namespace()
+        self.peer = Namespace()
+        octet = self.ns.number % 250 + 1
+        self.devs = ("wan0", "wan1")
+        self.peer_devs = ("isp0", "isp1")
+        self.subnets = (f"198.18.{octet}", f"198.19.{octet}")
+        self.outside, self.targets_ip, self.check_ip = self.OUTSIDE, "198.19.255.10", "198.19.255.20"
+        self.ns.exec_check("sysctl", "-q", "-w", "net.ipv4.conf.all.rp_filter=0",
+                           "net.ipv4.conf.default.rp_filter=0")
+        for i, (dev, peer_dev, subnet) in enumerate(zip(self.devs, self.peer_devs, self.subnets)):
+            self.ns.ip("link", "add", dev, "index", str(11 + i), "type", "veth", "peer", "name", peer_dev,
+                       "index", str(21 + i), "netns", self.peer.name)
+            self.ns.ip("link", "set", dev, "addrgenmode", "none")
+            self.peer.ip("link", "set", peer_dev, "addrgenmode", "none")
+            self.ns.ip("addr", "add", f"{subnet}.2/24", "dev", dev)
+            self.peer.ip("addr", "add", f"{subnet}.1/24", "dev", peer_dev)
+            self.peer.ip("link", "set", peer_dev, "up")
+            self.ns.ip("link", "set", dev, "up")
+        for address in (self.outside, self.targets_ip, self.check_ip):
+            self.peer.ip("addr", "add", f"{address}/32", "dev", "lo")
+        self.restore()
+        self.index = {dev: ifindex(self.ns, dev) for dev in self.devs}
+
+    def address(self, i: int) -> str:
+        """wan<i>'s address."""
+        return f"{self.subnets[i]}.2"
+
+    def restore(self) -> None:
+        """Both default routes (a link down flushes its own, and a link up does not bring it back;
+        `restore_route` puts one back from a netlink socket, timed at its ACK)."""
+        for i, dev in enumerate(self.devs):
+            self.ns.ip("route", "replace", "default", "via", self.gateway(i), "dev", dev, "metric", str(self.METRICS[i]))
+
+    def gateway(self, i: int) -> str:
+        """The peer end of wan<i>."""
+        return f"{self.subnets[i]}.1"
+
+    def restore_route(self, rt: "Rtnl", i: int) -> None:
+        """wan<i>'s default route back, as `ip route replace` asks for it; returns at the kernel's ACK."""
+        rt.default_route(self.index[self.devs[i]], self.gateway(i), self.METRICS[i])
+
+    def destroy(self) -> None:
+        self.ns.destroy()
+        self.peer.destroy()
+
+
 def stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 10) -> int | None:
     """Signals a process we started, waits (bounded), kills it if it lingers."""
     if proc.poll() is None:
@@ -212,11 +275,13 @@ def cleanup() -> None:
 
 # --------------------------------------------------------------------------- rtnetlink
 
-NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE = 0x1, 0x4, 0x200, 0x400
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_REPLACE, NLM_F_EXCL, NLM_F_CREATE = 0x1, 0x4, 0x100, 0x200, 0x400
 NLMSG_ERROR = 2
-RTM_NEWLINK, RTM_NEWADDR, RTM_DELADDR = 16, 20, 21
+RTM_NEWLINK, RTM_NEWADDR, RTM_DELADDR, RTM_NEWROUTE = 16, 20, 21, 24
 IFF_UP = 0x1
 IFA_ADDRESS, IFA_LOCAL = 1, 2
+RTA_OIF, RTA_GATEWAY, RTA_PRIORITY = 4, 5, 6
+RT_TABLE_MAIN, RTPROT_BOOT, RT_SCOPE_UNIVERSE, RTN_UNICAST = 254, 3, 0, 1
 
 
 class Rtnl:
@@ -252,6 +317,14 @@ class Rtnl:
 
     def link_set(self, index: int, up: bool) -> None:
         self._request(RTM_NEWLINK, 0, struct.pack("=BxHiII", socket.AF_UNSPEC, 0, index, IFF_UP if up else 0, IFF_UP))
+
+    def default_route(self, index: int, gateway: str, metric: int) -> None:
+        """`ip route replace default via GATEWAY dev <index> metric METRIC` (IPv4, main table)."""
+        payload = struct.pack("=BBBBBBBBI", socket.AF_INET, 0, 0, 0, RT_TABLE_MAIN, RTPROT_BOOT, RT_SCOPE_UNIVERSE,
+                              RTN_UNICAST, 0)
+        payload += (self._rta(RTA_GATEWAY, socket.inet_aton(gateway)) + self._rta(RTA_OIF, struct.pack("=i", index))
+                    + self._rta(RTA_PRIORITY, struct.pack("=I", metric)))
+        self._request(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE, payload)
 
     @staticmethod
     def _rta(kind: int, data: bytes) -> bytes:

@@ -127,6 +127,7 @@ def verdicts(r: dict) -> list[dict]:
 
     _target_rows(ph, add)
     _dns_rows(ph, add)
+    _uplink_rows(ph, add)
 
     idle = _get(ph, "idle", "quiet")
     if idle and "cpu_pct_of_core" in idle:
@@ -287,6 +288,62 @@ def _dns_rows(ph: dict, add) -> None:
         "" if quiet else "something was sent")
 
 
+def _uplink_rows(ph: dict, add) -> None:
+    up = ph.get("uplinks") or {}
+    if up.get("skipped"):
+        add("`--per-uplink` with 2 uplinks", f"skipped: {up['skipped']}", "", "", "", "—", None)
+    if "per_uplink" not in up:
+        return
+    on, off = up["per_uplink"], up["plain"]
+    add(f"**`--per-uplink`, 2 uplinks, {up['targets']} HTTP targets and the connectivity check every "
+        f"{up['interval_s']:g} s: CPU** (same {up['window_s']:.0f} s window; checks "
+        f"{sum(on['checks'].values())} vs {sum(off['checks'].values())})",
+        f"{on['cpu_pct']:.3f} % of a core",
+        f"{off['cpu_pct']:.3f} %", "same reachd without `--per-uplink`", num(up.get("cpu_ratio"), "{:.2f}"), "—",
+        "info")
+    add("`--per-uplink`, 2 uplinks: RSS", f"{mib(on['rss_kib'])} ({mib(on['rss_end_kib'])} at the window's end)",
+        f"{mib(off['rss_kib'])} ({mib(off['rss_end_kib'])})", "without `--per-uplink`",
+        num(up.get("rss_ratio"), "{:.2f}"), "—", "info")
+    ld = on.get("uplink_down")
+    if not ld:
+        return
+    if ld.get("skipped"):
+        add("link down on the backup uplink", f"skipped: {ld['skipped']}", "", "", "", "1 document", None)
+        return
+    gone, first = on["uplink_down_ms"], on["uplink_down_first_document_ms"]
+    flaps, dev = ld["flaps"], ld["interface"]
+    for stat in ("p50", "p99"):
+        add(f"link down on the backup uplink (`{dev}`, {ld['targets']} targets, `--per-uplink`) → the document with "
+            f"its `connectivity` `null`, {stat} ({flaps} flaps)", ms(gone.get(stat)), ms(first.get(stat)),
+            "first document after the link-down", ratio(gone.get(stat), first.get(stat)), "—", "info")
+    same = ld["same_document"] == flaps and ld["missing"] == 0
+    add(f"link down on the backup: `connectivity` `null` in the first document after it, the one with the link "
+        f"change (`operState`)", f"{ld['same_document']} of {flaps} flaps", "", "", "", "every flap", same,
+        "" if same else f"{flaps - ld['same_document']} flaps not, {ld['missing']} never `null`")
+    one = ld["published_one"] == flaps and ld.get("documents_max") == 1
+    detail = ""
+    if ld.get("documents_max") not in (None, 1):
+        detail = f"`sequence` advanced by up to {ld['documents_max']} per link-down; "
+    if ld["published_one"] != flaps:
+        detail += f"{flaps - ld['published_one']} flaps published more than one (see *Uplinks*)"
+    add(f"link down on the backup: documents published per link-down (reachd's log, and `sequence` advanced; "
+        f"received on `/events` up to {ld['settle_s']:g} s after the `null` one: max {ld['received_max']})",
+        f"1 in {ld['published_one']} of {flaps} flaps; max {ld['published_max']}, mean {ld['published_mean']:.2f}; "
+        f"`sequence` +{ld.get('documents_max')} at most", "", "", "", "1", one, detail)
+    if "disagree_flaps" in ld:
+        agree = ld["disagree_flaps"] == 0
+        add(f"the backup's `connectivity` against its link and route, document by document, after the link-down and "
+            f"after the link-up with its default route put back at once (checked without a default route, or `null` "
+            f"with one: the uplink's change and the route's in two documents)",
+            f"{ld['disagree_flaps']} of {flaps} flaps ({ld['disagree_down']} documents after the link-down, "
+            f"{ld['disagree_up']} after the link-up)", "", "", "", "0", agree,
+            "" if agree else "see *Uplinks*: the ways back")
+    quiet = ld["other_changes"] == 0 and ld["others_not_full"] == 0
+    add(f"link down on the backup: documents that changed anything but `{dev}` (route state, targets, the top-level "
+        f"check, the other uplink)", str(ld["other_changes"]), "", "", "", "0", quiet,
+        "" if quiet else f"{ld['others_not_full']} documents with something else not reachable / `full`")
+
+
 def table(r: dict) -> str:
     lines = ["| what | reachd | peer (same run) | reachd ÷ peer | target | result |",
              "|---|---|---|---|---|---|"]
@@ -435,6 +492,44 @@ def _dns_detail(r: dict) -> str:
     return "\n".join(out)
 
 
+def _uplinks_detail(r: dict) -> str:
+    up = _get(r, "phases", "uplinks", default={})
+    if "per_uplink" not in up:
+        return ""
+    out = ["| reachd | RSS | threads | CPU (% of a core) | wake-ups | check requests by uplink | target requests |",
+           "|---|---|---|---|---|---|---|"]
+    for key, name in (("plain", "without `--per-uplink`"), ("per_uplink", "with `--per-uplink`")):
+        w = up[key]
+        checks = ", ".join(f"`{dev}` {n}" for dev, n in w["checks"].items())
+        if w.get("checks_elsewhere"):
+            checks += f", elsewhere {w['checks_elsewhere']}"
+        out.append(f"| {name} | {w['rss_kib'] / 1024:.1f} MiB | {w['threads']} | {w['cpu_pct']:.3f} | {w['wakeups']} | "
+                   f"{checks} | {w['target_requests']} |")
+    plain = up.get("plain_interface_connectivity") or {}
+    if any(v is not None for v in plain.values()):
+        out += ["", f"Without `--per-uplink` an interface had a `connectivity` that was not `null`: {plain}."]
+    on = up["per_uplink"]
+    ld = on.get("uplink_down") or {}
+    if "flaps" in ld:
+        g, f, b = on["uplink_down_ms"], on["uplink_down_first_document_ms"], on["uplink_route_to_full_ms"]
+        out += ["", f"Link down on `{ld['interface']}`, {ld['flaps']} flaps: → the document with its `connectivity` "
+                f"`null`: p50 {ms(g.get('p50'))}, p99 {ms(g.get('p99'))}, max {ms(g.get('max'))}; → the first document "
+                f"after the link-down: p50 {ms(f.get('p50'))}, p99 {ms(f.get('p99'))}. They were the same document in "
+                f"{ld['same_document']} of {ld['flaps']} flaps; documents published per link-down: exactly one in "
+                f"{ld['published_one']} of {ld['flaps']} flaps, at most {ld['published_max']}; received: at most "
+                f"{ld['received_max']}; `sequence` advanced by at most {ld['documents_max']}. Link up, then the "
+                f"default route back (from its ACK) → `{ld['interface']}` checked `full` again: p50 {ms(b.get('p50'))}, "
+                f"p99 {ms(b.get('p99'))}."]
+        for field, n in sorted((ld.get("null_document_changed") or {}).items(), key=lambda kv: (-kv[1], kv[0])):
+            out.append(f"- the `null` document changed {field} in {n} flaps")
+        for change, n in sorted((ld.get("other_documents") or {}).items(), key=lambda kv: -kv[1]):
+            out.append(f"- {n} other document(s) of a link-down changed: {change}"[:400])
+        for path, n in sorted((ld.get("up_paths") or {}).items(), key=lambda kv: -kv[1]):
+            out.append(f"- back up, {n} flaps: `{ld['interface']}`'s operState / default route / connectivity per "
+                       f"document, from the link-up: {path or '(no document)'}")
+    return "\n".join(out)
+
+
 def _idle_detail(r: dict) -> str:
     idle = _get(r, "phases", "idle", default={})
     out = []
@@ -550,6 +645,24 @@ never as the system service.
   sent without the check" is the UDP datagrams sent from that reachd's namespace since it was
   made (`Udp OutDatagrams` + `Udp6OutDatagrams`; nothing else runs there) and the queries its
   nameservers saw.
+- **Uplinks.** Two reachds at once, each in its namespace with two veth uplinks to one peer
+  namespace: `wan0` (198.18.x.2/24, default route metric 100, the kernel's choice) and `wan1`
+  (198.19.x.2/24, default route metric 200, the backup); the peer holds the servers' addresses
+  on its `lo`, reachable through either (rp_filter off in reachd's namespace, so a reply through
+  `wan1` is taken). Both probe 100 `http://` targets (unpinned) and run the connectivity check
+  (`--connectivity-url http://198.19.255.20/generate_204`, a Python server answering 204 that
+  counts requests by client address, i.e. by the uplink they came through), both every 10 s;
+  one has `--per-uplink`. CPU and wake-ups over the same window, read as for targets; RSS before
+  and after it. Then, on the one with `--per-uplink`, link down on `wan1` (the `RTM_NEWLINK`
+  request as above, timed from its ACK) with every target reachable through `wan0`: to the first
+  `/events` document in which `wan1`'s `connectivity` is `null`, and to the first document of any
+  kind; documents published per link-down from reachd's log (as for targets), up to 0.5 s after
+  the `null` one; what each document changed besides `wan1`. Then link up, `wan1`'s default route
+  back at once (the link-down flushed it; an `RTM_NEWROUTE` request, timed from its ACK), and until
+  `wan1` is checked `full` again. In every document of both halves `wan1`'s `connectivity` is held
+  against its own fields: here `wan1` is an uplink exactly when it is `up` with an address and a
+  default route (`isDefaultRoute`), so a document with it checked and no default route, or `null`
+  with one, has the uplink's change and the route's in two documents.
 - **Idle cost.** 1,000 streams open, heartbeat 3600 s, no changes; CPU time (`schedstat`, ns
   resolution) and voluntary + involuntary context switches of every reachd thread over the window.
   A second window with a 5 s heartbeat shows what heartbeats cost.
@@ -622,6 +735,13 @@ def markdown(r: dict) -> str:
     if detail:
         parts += ["### DNS check", "", "Three nameservers (a UDP responder on three gateway addresses, in the "
                   "namespace's resolv.conf); reachd with and without the check, measured over the same window.", "",
+                  detail, ""]
+    detail = _uplinks_detail(r)
+    if detail:
+        up = _get(r, "phases", "uplinks", default={})
+        parts += ["### Uplinks", "", f"Two uplinks, `wan0` (default route metric 100) and `wan1` (metric 200, the "
+                  f"backup), to one peer namespace; {up['targets']} HTTP targets and the connectivity check every "
+                  f"{up['interval_s']:g} s; reachd with and without `--per-uplink`, measured over the same window.", "",
                   detail, ""]
     detail = _fanout_detail(r)
     if detail:
