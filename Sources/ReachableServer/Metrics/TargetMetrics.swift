@@ -120,6 +120,12 @@ final class TargetMetrics: Sendable {
     ) {
         let quality = byName.withLock { known -> QualitySeries in
             var series = known.series(target, make: makeSeries)
+            // Every probe after the first of a family: the series are there, nothing to write back.
+            if let quality = series.quality[family], (quality.echoes != nil) == (echoesSent > 0),
+                (quality.pathMTU != nil) || pathMTU == nil
+            {
+                return quality
+            }
             let labels = [("target", target), ("family", family.rawValue)]
             var quality =
                 series.quality[family]
