@@ -27,10 +27,10 @@ public enum ReadinessCondition: Sendable, Equatable, CustomStringConvertible {
 }
 
 extension ReadinessCondition {
-    /// What `--ready-when` accepts, for messages: `reachable, always, online or target:NAME`.
+    /// What `--ready-when` accepts, for messages.
     public static let syntax = "reachable, always, online, online:IFACE, dns or target:NAME"
 
-    /// One condition as written (`reachable`, `always`, `online`, `target:NAME`; case-sensitive,
+    /// One condition as written (`reachable`, `always`, `online`, `online:IFACE`, `dns`, `target:NAME`; case-sensitive,
     /// as target names are); `nil` for anything else. Whether NAME is a configured target is the
     /// caller's to check: only it knows the targets.
     public init?(_ text: String) {

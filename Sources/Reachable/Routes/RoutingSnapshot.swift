@@ -9,7 +9,7 @@ package struct RoutingSnapshot: Sendable, Equatable {
     /// primary before a secondary). A pinned question is asked once more from it, so rules that
     /// select a table by source apply; a pinned probe binds to it.
     package var preferredSources: [Int32: [AddressFamily: IPAddress]] = [:]
-    /// Every interface that is an uplink, with the families it is one of (`UplinkDiscovery`);
+    /// Every interface that is an uplink, with the families it is one of (`NetlinkSource.routingSnapshot()`);
     /// empty unless the monitor was asked to discover them (`--per-uplink`).
     package var uplinks: [String: Set<AddressFamily>] = [:]
 
