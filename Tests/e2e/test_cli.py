@@ -279,6 +279,10 @@ OPTIONS = {
     "target-interval": ("REACHD_TARGET_INTERVAL", "10"),
     "target-timeout": ("REACHD_TARGET_TIMEOUT", "3"),
     "target-failures": ("REACHD_TARGET_FAILURES", "3"),
+    "icmp-count": ("REACHD_ICMP_COUNT", "3"),
+    "quality-window": ("REACHD_QUALITY_WINDOW", "10"),
+    "max-loss": ("REACHD_MAX_LOSS", "0.2"),
+    "max-rtt": ("REACHD_MAX_RTT", "none"),
     "target-successes": ("REACHD_TARGET_SUCCESSES", "1"),
     "targets-file": ("REACHD_TARGETS_FILE", "none"),
     "connectivity-url": ("REACHD_CONNECTIVITY_URL", "none"),
@@ -312,6 +316,10 @@ def test_help_shows_every_options_variable_and_default():
         for flag, (variable, default) in OPTIONS.items():
             suffix = f"(env: {variable}, default: {default})." if default else f"(env: {variable})."
             assert entries[flag].endswith(suffix), (command, flag, entries[flag])
+        # The one switch (no value): its variable and its default all the same.
+        text = " ".join(run(*command, "--help").stdout.split())
+        assert re.search(r"--per-uplink Run the connectivity check .*? \(env: REACHD_PER_UPLINK, default: off\)\.",
+                         text), text
 
 
 def test_the_client_commands_list_host_and_port_with_their_variables():
