@@ -203,7 +203,8 @@ enum Settings {
     )
 
     static let qualityWindow = Setting<Int>(
-        "quality-window", "Probes per target family whose loss and median round trip are judged against max-loss and max-rtt",
+        "quality-window",
+        "Probes per target family whose loss and median round trip are judged against max-loss and max-rtt",
         default: ProbeConfiguration().qualityWindow, in: 1...1000
     )
 
