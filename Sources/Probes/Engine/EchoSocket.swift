@@ -82,7 +82,9 @@ final class EchoSocket {
         }
     }
 
-    private func option<Value>(_ level: Int32, _ name: Int32, _ value: Value, _ what: String) throws(SystemError) {
+    private func option<Value: BitwiseCopyable>(
+        _ level: Int32, _ name: Int32, _ value: Value, _ what: String
+    ) throws(SystemError) {
         var value = value
         guard setsockopt(descriptor, level, name, &value, socklen_t(MemoryLayout<Value>.size)) == 0 else {
             throw SystemError("setsockopt \(what)", code: errno)
