@@ -38,7 +38,7 @@ enum SpecFuzz {
         if let interface = spec.egress.interface {
             require(TargetSpec.isValidInterfaceName(interface), "accepted interface \(interface.debugDescription)")
         }
-        check(spec.url, allowed: [.host, .tcp, .http, .https])
+        check(spec.url, allowed: ProbeKinds.schemes)
         // ServeOptions rebuilds each flag's spec from its text before checking the list.
         require((try? TargetSpec.parse(spec.text)) == spec, "\(text) does not read back")
     }
@@ -101,8 +101,9 @@ enum SpecFuzz {
             require(url.host.utf8.allSatisfy { $0 < 0x80 }, "a host name that is not ASCII")
         }
         switch url.scheme {
-        case .host:
-            require(url.port == nil && url.path.isEmpty && url.requestURL == nil, "host:// with a port or path")
+        case .host, .icmp:
+            require(
+                url.port == nil && url.path.isEmpty && url.requestURL == nil, "host:// or icmp:// with a port or path")
         case .tcp:
             require(url.port != nil && url.path.isEmpty, "tcp:// without a port or with a path")
         case .http, .https:
