@@ -200,8 +200,9 @@ bench: deps
 ## engine): the working tree's release build against BASE's (default origin/main, else HEAD~1),
 ## short phases interleaved in one run; fails when a figure is worse than the noise it measured
 ## (bench/README.md). Root; under 10 minutes on a warm build. NEW_BIN= / BASE_BIN= skip a build.
+## AUTH=1: the working tree's build without and with basic auth (the /status rows).
 bench-ab: deps
-	bash bench/ab.sh $(BASE)
+	AUTH=$(AUTH) bash bench/ab.sh $(BASE)
 
 clean:
 	rm -rf .build .build-release .build-image .build-tsan .build-asan .build-fuzz $(VENV)

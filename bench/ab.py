@@ -8,6 +8,10 @@ per repetition: `/status` keep-alive and `Connection: close` with wrk, one chang
 (one per binary) are measured over the same windows for CPU. The phases themselves are
 bench/bench.py's (bench/phases/); this file only pairs them, and decides.
 
+`--auth` (`make bench-ab AUTH=1`): one binary on both sides, base without a web config and new with
+basic auth (one bcrypt user of cost 10, as `htpasswd -B` makes; wrk sends its header on every
+request) — the throughput rows only: what basic auth with its cache of verified headers costs.
+
 The decision, per figure: worse-by is new ÷ base − 1 where lower is better (latency, CPU) and
 base ÷ new − 1 where higher is better (req/s), on the medians of the repetitions; the noise is the
 larger relative spread, (max − min) ÷ median, of either side's repetitions, and at least
@@ -21,6 +25,7 @@ cleans up its namespaces in every outcome.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import resource
@@ -43,7 +48,7 @@ from phases.fanout import fanout_run  # noqa: E402
 from phases.latency import phase_latency  # noqa: E402
 from phases.throughput import run_wrk  # noqa: E402
 from profiler import Perf  # noqa: E402
-from servers import Reachd  # noqa: E402
+from servers import PORT, Reachd, wait_http  # noqa: E402
 from status_stream import wait_settled  # noqa: E402
 
 NOISE_FLOOR = 0.05
@@ -68,6 +73,11 @@ FIGURES += [
     ("change_p99", "change latency p99, ms", "lower"),
 ]
 
+AUTH_FIGURES = FIGURES[:2]
+# "secret", cost 10: a keep-alive client pays bcrypt once, then the cache answers (Security/BasicAuth).
+AUTH_USER, AUTH_PASSWORD = "prometheus", "secret"
+AUTH_HASH = "$2b$10$uksSK9gqmkdf2NFzjFhdtesWzKt22l0XGzU3XGuqVO6VpLGOyPmaC"
+
 RULE = (f"A figure is WORSE when new is worse than base by more than the noise measured in this run: "
         f"worse-by = new ÷ base − 1 where lower is better (ms, CPU), base ÷ new − 1 where higher is better "
         f"(req/s), on the medians of the repetitions; noise = the larger of either side's relative spread, "
@@ -78,8 +88,8 @@ RULE = (f"A figure is WORSE when new is worse than base by more than the noise m
 class Run:
     """Per figure and side, the value of each repetition; errors (counted) and failures (text)."""
 
-    def __init__(self) -> None:
-        self.values: dict = {key: {side: [] for side in SIDES} for key, _, _ in FIGURES}
+    def __init__(self, figures: list) -> None:
+        self.values: dict = {key: {side: [] for side in SIDES} for key, _, _ in figures}
         self.errors: dict = {side: {} for side in SIDES}
         self.failures: list[str] = []
 
@@ -103,18 +113,34 @@ class Run:
 # --------------------------------------------------------------------------- the phases, paired
 
 
+def web_config(workdir: str) -> str:
+    """The new side's web config in `--auth` runs: basic auth, no TLS (what is measured is the check)."""
+    path = os.path.join(workdir, "web-config.yml")
+    with open(path, "w") as f:
+        f.write(f"basic_auth_users:\n  {AUTH_USER}: {AUTH_HASH}\n")
+    return path
+
+
 def throughput(ctxs: dict, order: list[str], run: Run) -> None:
-    """A reachd per side, idle while the other is measured; per mode, wrk on each in `order`."""
+    """A reachd per side, idle while the other is measured; per mode, wrk on each in `order`. A
+    side with a web config is asked with its credentials, and must refuse a request without them."""
     nets, servers = {}, {}
     try:
         for side in SIDES:
             nets[side] = VethNet()
-            servers[side] = Reachd(ctxs[side]["reachd"], nets[side].ns, ctxs[side]["workdir"], heartbeat=3600)
+            config = ctxs[side].get("web_config")
+            extra = ["--web-config-file", config] if config else []
+            servers[side] = Reachd(ctxs[side]["reachd"], nets[side].ns, ctxs[side]["workdir"], heartbeat=3600,
+                                   extra=extra)
         for side in SIDES:
-            servers[side].wait_ready()
+            if ctxs[side].get("web_config"):
+                wait_http(nets[side].ns, PORT, "/status", want=401, proc=servers[side].proc)
+            else:
+                servers[side].wait_ready()
         for mode in ("keepalive", "close"):
             for side in order:
-                result = run_wrk(nets[side].ns, CFG["wrk_seconds"], mode == "close", servers[side].pid)
+                result = run_wrk(nets[side].ns, CFG["wrk_seconds"], mode == "close", servers[side].pid,
+                                 headers=ctxs[side].get("headers", []))
                 run.add(side, f"status_{mode}_rps", result["rps"])
                 run.error(side, f"wrk {mode}: socket errors + non-2xx", result["socket_errors"] + result["non_2xx"])
                 log(f"{side:4} wrk {mode:9}: {result['rps']} req/s, p99 {result['p99_ms']} ms")
@@ -190,10 +216,12 @@ def targets(ctxs: dict, windows: int, run: Run) -> None:
             s["net"].destroy()
 
 
-def repetition(ctxs: dict, rep: int, run: Run) -> None:
+def repetition(ctxs: dict, rep: int, run: Run, auth: bool) -> None:
     order = list(SIDES) if rep % 2 == 0 else list(reversed(SIDES))
     log(f"repetition {rep + 1}: {' then '.join(order)} in every phase")
     run.attempt(f"throughput (rep {rep + 1})", throughput, ctxs, order, run)
+    if auth:
+        return
     for n in CFG["fanout_ns"]:
         for side in order:
             run.attempt(f"fan-out {n} {side} (rep {rep + 1})", fanout, ctxs, side, n, rep, run)
@@ -233,16 +261,18 @@ def number(value: float) -> str:
     return f"{value:.3g}"
 
 
-def markdown(meta: dict, rows: list[dict], run: Run, outcome: str) -> str:
+def markdown(meta: dict, figures: list, rows: list[dict], run: Run, outcome: str) -> str:
+    windows = f", {meta['windows']} shared {CFG['target_window']} s windows for the targets' CPU" \
+        if meta["windows"] else ""
     lines = [f"### bench-ab: {meta['new_label']} ÷ {meta['base_label']} — {outcome}", "",
              f"base `{meta['base_label']}` = {meta['base_what']}; new `{meta['new_label']}` = {meta['new_what']}. "
              f"Release builds (`--static-swift-stdlib`), {meta['reps']} repetitions interleaved (who goes first "
-             f"alternates), {meta['windows']} shared {CFG['target_window']} s windows for the targets' CPU; "
+             f"alternates){windows}; "
              f"{meta['started']}, {meta['seconds']:.0f} s, {meta['machine']}, machine busy "
              f"{meta['busy_pct']:.0f} % during the run (its own load included).", "",
              "| figure | base median (min–max) | new median (min–max) | new ÷ base | noise | verdict |",
              "|---|---|---|---|---|---|"]
-    labels = {key: (label, better) for key, label, better in FIGURES}
+    labels = {key: (label, better) for key, label, better in figures}
     for row in rows:
         label, better = labels[row["key"]]
         arrow = "↑" if better == "higher" else "↓"
@@ -274,6 +304,8 @@ def main() -> int:
     parser.add_argument("--reps", type=int, default=5, help=f"repetitions (at least {MIN_REPS} always run)")
     parser.add_argument("--budget", type=float, default=480, help="seconds; repetitions beyond the first "
                         f"{MIN_REPS} are dropped to fit")
+    parser.add_argument("--auth", action="store_true", help="new = base's binary with basic auth on; "
+                        "/status rows only")
     parser.add_argument("--results", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -294,7 +326,11 @@ def main() -> int:
     ctxs = {side: {"reachd": os.path.abspath(path), "client": os.path.abspath(args.client), "workdir": workdir,
                    "floor": None, "reserve": 0}
             for side, path in (("base", args.base_bin), ("new", args.new_bin))}
-    budget, run = Budget(args.budget), Run()
+    figures = AUTH_FIGURES if args.auth else FIGURES
+    if args.auth:
+        token = base64.b64encode(f"{AUTH_USER}:{AUTH_PASSWORD}".encode()).decode()
+        ctxs["new"].update(web_config=web_config(workdir), headers=[f"Authorization: Basic {token}"])
+    budget, run = Budget(args.budget), Run(figures)
     started, t0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.monotonic()
     busy0, total0 = machine.cpu_jiffies()
     reps, per_rep = 0, 0.0
@@ -308,18 +344,19 @@ def main() -> int:
             if reps >= MIN_REPS and budget.left() < per_rep * 1.1 + targets_need(reps + 1) + 5:
                 log(f"time budget: stopping after {reps} repetitions ({budget.left():.0f} s left)")
                 break
-            repetition(ctxs, reps, run)
+            repetition(ctxs, reps, run, args.auth)
             reps += 1
             per_rep = time.monotonic() - rep_start
             log(f"repetition {reps} took {per_rep:.0f} s; {budget.left():.0f} s of the budget left")
-        log(f"targets: {reps} shared windows")
-        run.attempt("targets", targets, ctxs, reps, run)
+        if not args.auth:
+            log(f"targets: {reps} shared windows")
+            run.attempt("targets", targets, ctxs, reps, run)
     finally:
         nsutil.cleanup()
         subprocess.run(["rm", "-rf", workdir], check=False)
     busy1, total1 = machine.cpu_jiffies()
     host = machine.machine()
-    rows = [judge(key, better, run.values[key]) for key, _, better in FIGURES]
+    rows = [judge(key, better, run.values[key]) for key, _, better in figures]
     worse = [r["key"] for r in rows if r["verdict"] == "WORSE"]
     worse += [f"errors ({what})" for what, count in run.errors["new"].items()
               if count and not run.errors["base"].get(what)]
@@ -327,10 +364,10 @@ def main() -> int:
     status = 1 if worse else 2 if incomplete else 0
     outcome = ("FAIL: " + ", ".join(worse)) if worse else "FAIL: incomplete run" if incomplete else "PASS"
     meta = {"base_label": args.base_label, "new_label": args.new_label, "base_what": args.base_what,
-            "new_what": args.new_what, "reps": reps, "windows": reps, "started": started,
+            "new_what": args.new_what, "reps": reps, "windows": 0 if args.auth else reps, "started": started,
             "seconds": time.monotonic() - t0, "machine": f"{host.get('cores')} cores ({host.get('cpu', '?')})",
             "busy_pct": 100 * (busy1 - busy0) / max(1, total1 - total0)}
-    text = markdown(meta, rows, run, outcome)
+    text = markdown(meta, figures, rows, run, outcome)
     os.makedirs(args.results, exist_ok=True)
     stem = os.path.join(args.results, f"ab-{args.base_label}-{args.new_label}")
     with open(stem + ".md", "w") as f:

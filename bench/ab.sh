@@ -5,6 +5,7 @@
 #   bash bench/ab.sh [BASE]     BASE: a commit (default origin/main if that ref exists, else HEAD~1)
 #   NEW_BIN=path BASE_BIN=path bash bench/ab.sh [BASE]    skip either build
 #   AB_REPS=N                   repetitions (default 5; at least 3 always run)
+#   AUTH=1 bash bench/ab.sh     the working tree's reachd without and with basic auth (/status rows)
 #
 # BASE is built in a git worktree, .build-ab/base-<sha>, with its own .build (kept: the next run
 # against the same BASE rebuilds warm); the working tree in .build. Needs root (network
@@ -47,7 +48,14 @@ else
     build
     NEW_BIN="$(build --show-bin-path)/reachd"
 fi
-if [ -n "${BASE_BIN:-}" ]; then
+AUTH_ARGS=()
+if [ -n "${AUTH:-}" ] && [ "$AUTH" != 0 ]; then
+    # One binary on both sides: what basic auth costs, not what a commit changed.
+    BASE_BIN=$NEW_BIN
+    BASE_WHAT="$NEW_WHAT without a web config"; BASE_LABEL="$NEW_LABEL-auth-off"
+    NEW_WHAT="$NEW_WHAT with basic auth (one bcrypt user, cost 10)"; NEW_LABEL="$NEW_LABEL-auth-on"
+    AUTH_ARGS=(--auth)
+elif [ -n "${BASE_BIN:-}" ]; then
     BASE_WHAT="$BASE_BIN (BASE_BIN)"
     [ -n "${1:-${BASE:-}}" ] || BASE_LABEL="base-bin"
 else
@@ -82,6 +90,6 @@ BUDGET=$(( 10 * 60 - BUILD_SECONDS - 30 ))
 echo "bench-ab: base $BASE_WHAT, new $NEW_WHAT; built in ${BUILD_SECONDS} s, measuring budget ${BUDGET} s"
 bench_run_forwarding_signals python3 bench/ab.py --base-bin "$BASE_BIN" --new-bin "$NEW_BIN" --client "$WORK/sseclient" \
     --base-label "$BASE_LABEL" --new-label "$NEW_LABEL" --base-what "$BASE_WHAT" --new-what "$NEW_WHAT" \
-    --reps "${AB_REPS:-5}" --budget "$BUDGET"
+    --reps "${AB_REPS:-5}" --budget "$BUDGET" "${AUTH_ARGS[@]}"
 echo "bench-ab: total $(( $(date +%s) - START )) s (build ${BUILD_SECONDS} s)"
 exit "$BENCH_STATUS"

@@ -24,10 +24,10 @@ def parse_duration_ms(text: str) -> float:
     return value * {"us": 1e-3, "ms": 1, "s": 1e3, "m": 60e3}[unit]
 
 
-def run_wrk(ns: Namespace, seconds: int, close: bool, server_pid: int) -> dict:
+def run_wrk(ns: Namespace, seconds: int, close: bool, server_pid: int, headers: list[str] = ()) -> dict:
     cmd = ["ip", "netns", "exec", ns.name, "wrk", "-t2", "-c64", f"-d{seconds}s", "--latency", "--timeout", "5s"]
-    if close:
-        cmd += ["-H", "Connection: close"]
+    for header in [*headers, *(["Connection: close"] if close else [])]:
+        cmd += ["-H", header]
     cmd.append(f"http://127.0.0.1:{PORT}/status")
     cpu0 = nsutil.cpu_ns(server_pid)
     kids0 = resource.getrusage(resource.RUSAGE_CHILDREN)
