@@ -48,7 +48,7 @@ from phases.fanout import fanout_run  # noqa: E402
 from phases.latency import phase_latency  # noqa: E402
 from phases.throughput import run_wrk  # noqa: E402
 from profiler import Perf  # noqa: E402
-from servers import PORT, Reachd, wait_http  # noqa: E402
+from servers import PORT, Reachd, http_request, wait_http  # noqa: E402
 from status_stream import wait_settled  # noqa: E402
 
 NOISE_FLOOR = 0.05
@@ -74,8 +74,8 @@ FIGURES += [
 ]
 
 AUTH_FIGURES = FIGURES[:2]
-# "secret", cost 10: a keep-alive client pays bcrypt once, then the cache answers (Security/BasicAuth).
-AUTH_USER, AUTH_PASSWORD = "prometheus", "secret"
+# "rasmuslerdorf", cost 10: a keep-alive client pays bcrypt once, then the cache answers (Security/BasicAuth).
+AUTH_USER, AUTH_PASSWORD = "prometheus", "rasmuslerdorf"
 AUTH_HASH = "$2b$10$uksSK9gqmkdf2NFzjFhdtesWzKt22l0XGzU3XGuqVO6VpLGOyPmaC"
 
 RULE = (f"A figure is WORSE when new is worse than base by more than the noise measured in this run: "
@@ -135,6 +135,10 @@ def throughput(ctxs: dict, order: list[str], run: Run) -> None:
         for side in SIDES:
             if ctxs[side].get("web_config"):
                 wait_http(nets[side].ns, PORT, "/status", want=401, proc=servers[side].proc)
+                name, value = ctxs[side]["headers"][0].split(": ", 1)
+                status, _, _ = http_request(nets[side].ns, PORT, "GET", "/status", headers={name: value})
+                if status != 200:
+                    raise RuntimeError(f"/status with the bench's credentials answered {status}")
             else:
                 servers[side].wait_ready()
         for mode in ("keepalive", "close"):

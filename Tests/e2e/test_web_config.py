@@ -21,7 +21,7 @@ import pytest
 
 from reachd_process import Reachd, free_port, reachd_binary
 
-# "secret" (cost 10, as `htpasswd -B` makes) and "hunter2" (cost 4).
+# "rasmuslerdorf" (cost 10, as `htpasswd -B` makes) and "hunter2" (cost 4).
 PROMETHEUS_HASH = "$2b$10$uksSK9gqmkdf2NFzjFhdtesWzKt22l0XGzU3XGuqVO6VpLGOyPmaC"
 PROMETHEUS_PASSWORD = "rasmuslerdorf"
 ALICE_HASH = "$2b$04$4FuUOXMbTFg7/2bjeC/XD.ewcu..cC317K2SybRQfjz9/NToCC386"
