@@ -26,7 +26,8 @@ let package = Package(
         // `/metrics`: the registry and the text format only (swift-atomics, CoreMetrics; no SwiftNIO,
         // no Foundation).
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
-        // `--web-config-file`: the exporter-toolkit's YAML, read with node marks (errors name the line).
+        // The probe engine's timers: a heap (10,000 targets' timers are not scanned per wake-up).
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // C stays in these import targets: module maps plus a shim for what Swift cannot call.
@@ -91,7 +92,10 @@ let package = Package(
         ),
         .target(
             name: "Probes",
-            dependencies: ["CProbeLibraries", "CICMP", "Reachable"],
+            dependencies: [
+                "CProbeLibraries", "CICMP", "Reachable",
+                .product(name: "HeapModule", package: "swift-collections"),
+            ],
             swiftSettings: swiftSettings
         ),
         // The app's assembly (`buildApplication`): monitor, probes and server as services, used by

@@ -3,9 +3,9 @@ import Synchronization
 import Testing
 
 /// The engine's timers (`ProbeEngine.schedule`): one pending per key, run in deadline order on
-/// the engine thread. The loop keeps only a bound on the earliest deadline instead of scanning
-/// every timer on each wake-up, so these pin what that bound must not change: a timer replaced by
-/// a later one, or added before the earliest, still runs exactly at its own time.
+/// the engine thread. The loop keeps its timers in a heap whose replaced entries stay until their
+/// time instead of scanning every timer on each wake-up, so these pin what that must not change:
+/// a timer replaced by a later one, or added before the earliest, still runs exactly at its own time.
 @Suite(.timeLimit(.minutes(1)))
 struct EngineTimerTests {
     let engine: ProbeEngine

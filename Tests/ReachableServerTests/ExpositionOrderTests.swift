@@ -53,6 +53,61 @@ struct ExpositionOrderTests {
                 """)
     }
 
+    @Test func aFamilyWrittenByTwoRegistriesIsOneFamily() {
+        // Each target's series live in a registry of its own (TargetMetrics): its families come
+        // again after the main registry's, HELP and TYPE included.
+        let text = """
+            # HELP reachd_t t
+            # TYPE reachd_t histogram
+            reachd_t_bucket{target="b",le="+Inf"} 1
+            reachd_t_sum{target="b"} 0.1
+            reachd_t_count{target="b"} 1
+            # HELP reachd_up up
+            # TYPE reachd_up gauge
+            reachd_up{target="b"} 1.0
+            # HELP reachd_up up
+            # TYPE reachd_up gauge
+            reachd_up{target="a"} 0.0
+            # HELP reachd_t t
+            # TYPE reachd_t histogram
+            reachd_t_bucket{target="a",le="+Inf"} 0
+            reachd_t_sum{target="a"} 0.0
+            reachd_t_count{target="a"} 0
+
+            """
+        let ordered = String(decoding: ExpositionOrder.ordered(Array(text.utf8)), as: UTF8.self)
+        #expect(
+            ordered == """
+                # HELP reachd_t t
+                # TYPE reachd_t histogram
+                reachd_t_bucket{target="a",le="+Inf"} 0
+                reachd_t_sum{target="a"} 0.0
+                reachd_t_count{target="a"} 0
+                reachd_t_bucket{target="b",le="+Inf"} 1
+                reachd_t_sum{target="b"} 0.1
+                reachd_t_count{target="b"} 1
+                # HELP reachd_up up
+                # TYPE reachd_up gauge
+                reachd_up{target="a"} 0.0
+                reachd_up{target="b"} 1.0
+
+                """)
+    }
+
+    @Test func everyTargetsSeriesAreInOneFamilyEach() {
+        let metrics = ServerMetrics(version: "1", configured: .init(timeIntervalSince1970: 0))
+        for target in ["db", "web", "cache"] { metrics.recordProbe(target: target, duration: .zero, failure: nil) }
+        let text = String(decoding: metrics.render(sseClients: 0), as: UTF8.self)
+        let lines = text.split(separator: "\n")
+        #expect(lines.filter { $0 == "# TYPE reachd_target_transitions_total counter" }.count == 1)
+        #expect(
+            lines.filter { $0.hasPrefix("reachd_target_transitions_total{") } == [
+                #"reachd_target_transitions_total{target="cache"} 0"#,
+                #"reachd_target_transitions_total{target="db"} 0"#,
+                #"reachd_target_transitions_total{target="web"} 0"#,
+            ])
+    }
+
     @Test func twoMetricsObjectsWithTheSameSeriesRenderTheSameText() {
         let one = ServerMetrics(version: "1", configured: .init(timeIntervalSince1970: 0))
         let other = ServerMetrics(version: "1", configured: .init(timeIntervalSince1970: 0))

@@ -1,6 +1,7 @@
 import CProbeLibraries
 import Dispatch
 import Glibc
+import HeapModule
 import Reachable
 import Synchronization
 
@@ -34,6 +35,16 @@ private enum TimerSlot: Hashable {
     case oneShot(UInt64)
 }
 
+/// A timer in the engine's heap, ordered by deadline (then by when it was set).
+private struct TimerEntry: Comparable {
+    var deadline: ContinuousClock.Instant
+    var number: UInt64
+    var slot: TimerSlot
+
+    static func < (lhs: Self, rhs: Self) -> Bool { (lhs.deadline, lhs.number) < (rhs.deadline, rhs.number) }
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.number == rhs.number }
+}
+
 /// The engine thread's state and loop: its drivers (`EngineDriver`: curl's transfers, the
 /// resolver's and the nameserver check's c-ares channels, the file watches) and its timers.
 ///
@@ -55,12 +66,15 @@ final class EngineCore: @unchecked Sendable {
     private let inbox = Mutex(Inbox())
     private let thread = Mutex<DedicatedThread?>(nil)
     private let counters = Mutex(EngineStatistics())
-    private var timers: [TimerSlot: (deadline: ContinuousClock.Instant, body: @Sendable () -> Void)] = [:]
+    /// Each slot's pending timer, numbered: a heap entry whose number is not its slot's is one a
+    /// later timer replaced.
+    private var timers: [TimerSlot: (number: UInt64, body: @Sendable () -> Void)] = [:]
+    private var timersSet: UInt64 = 0
     private var oneShotTimers: UInt64 = 0
-    /// No timer is due before this (the earliest deadline, or earlier when a timer was replaced by
-    /// a later one): the loop wakes many times per transfer, and scanning every target's timer on
-    /// each wake-up was a sixth of the engine's CPU (perf, 100 targets).
-    private var timersDueFrom: ContinuousClock.Instant?
+    /// Every timer set, earliest first (replaced ones stay until their time, then are skipped):
+    /// the loop wakes many times per transfer, and scanning every target's timer on each wake-up
+    /// was a sixth of the engine's CPU at 100 targets and quadratic at 10,000.
+    private var deadlines = Heap<TimerEntry>()
     private let fileWatches = FileWatches()
     /// The one watch of resolv.conf (made when the thread starts): drained before every batch of
     /// resolutions — a resolution submitted right after a change already uses the new file — and
@@ -73,13 +87,16 @@ final class EngineCore: @unchecked Sendable {
     private let echoes: ICMPEchoes
     /// Every driver of the loop, in the order they are served.
     private let drivers: [any EngineDriver]
+    /// Called once per turn of the loop, after its completions and before it sleeps.
+    private let turnEnded: @Sendable () -> Void
 
     init(
         multi: UnsafeMutableRawPointer, resolver: Resolver, nameservers: NameserverQueries,
         trustedCertificates: String?,
-        echoCount: Int
+        echoCount: Int, turnEnded: @escaping @Sendable () -> Void
     ) {
         self.multi = multi
+        self.turnEnded = turnEnded
         self.resolver = resolver
         self.nameservers = nameservers
         transfers = CurlTransfers(multi: multi, trustedCertificates: trustedCertificates)
@@ -156,6 +173,8 @@ final class EngineCore: @unchecked Sendable {
             runDueTimers()
             let now = ContinuousClock.now
             for driver in drivers { driver.processTimeouts(now: now) }
+            // Every completion of this turn (and of the last `process`) is in by now.
+            turnEnded()
             descriptors.removeAll(keepingCapacity: true)
             for driver in drivers { driver.appendWaitDescriptors(to: &descriptors) }
             // Sleep until a descriptor (curl's, c-ares', the wake-up, a watched file) is ready or the
@@ -202,12 +221,10 @@ final class EngineCore: @unchecked Sendable {
             case .perform(let body):
                 body()
             case .schedule(let key, let deadline, let body):
-                timers[.keyed(key)] = (deadline, body)
-                timersDueFrom = min(timersDueFrom ?? deadline, deadline)
+                setTimer(.keyed(key), at: deadline, body)
             case .after(let deadline, let body):
                 oneShotTimers += 1
-                timers[.oneShot(oneShotTimers)] = (deadline, body)
-                timersDueFrom = min(timersDueFrom ?? deadline, deadline)
+                setTimer(.oneShot(oneShotTimers), at: deadline, body)
             case .resolverChanged(let listener):
                 resolverListeners.append(listener)
             case .watch(let path, let completedWritesOnly, let onChange):
@@ -225,18 +242,28 @@ final class EngineCore: @unchecked Sendable {
         if changed { for listener in resolverListeners { listener() } }
     }
 
-    /// Runs (and forgets) every timer whose time has come; a timer may schedule the next one (it
-    /// arrives as work, in the next batch).
+    private func setTimer(
+        _ slot: TimerSlot, at deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> Void
+    ) {
+        timersSet += 1
+        timers[slot] = (timersSet, body)
+        deadlines.insert(TimerEntry(deadline: deadline, number: timersSet, slot: slot))
+    }
+
+    /// Runs (and forgets) every timer whose time has come, earliest first; a timer may schedule
+    /// the next one (it arrives as work, in the next batch).
     private func runDueTimers() {
         let now = ContinuousClock.now
-        guard let dueFrom = timersDueFrom, dueFrom <= now else { return }
-        let due = timers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }
-        for (key, timer) in due {
-            timers[key] = nil
+        while let first = deadlines.min, first.deadline <= now {
+            deadlines.removeMin()
+            guard let timer = timers[first.slot], timer.number == first.number else { continue }
+            timers[first.slot] = nil
             timer.body()
         }
-        timersDueFrom = timers.values.lazy.map(\.deadline).min()
     }
+
+    /// When the next timer is due (a replaced one may wake the loop once for nothing).
+    private var timersDueFrom: ContinuousClock.Instant? { deadlines.min?.deadline }
 
     /// Ends everything: queued work that never started, transfers and resolutions under way (all
     /// completed as cancelled), then the handles.
@@ -255,7 +282,7 @@ final class EngineCore: @unchecked Sendable {
             }
         }
         timers = [:]
-        timersDueFrom = nil
+        deadlines = Heap()
         // The listeners hold the probing sources, which hold the engine: let both go.
         resolverListeners = []
         resolverWatch = nil

@@ -25,9 +25,12 @@ public final class ProbeEngine: Sendable {
     ///   - resolverProblem: told (on the engine thread) when c-ares refuses a configuration, so
     ///     that a nameserver that cannot be asked is said in the log, not only as a reason.
     ///   - echoCount: small echoes per `icmp://` probe (`--icmp-count`).
+    ///   - turnEnded: called on the engine thread once per turn of its loop, after the turn's
+    ///     completions, before it sleeps (the monitor publishes the turn's results there).
     public init(
         resolver: ResolverConfiguration = ResolverConfiguration(), trustedCertificates: String? = nil,
-        echoCount: Int = 3, resolverProblem: @escaping @Sendable (String) -> Void = { _ in }
+        echoCount: Int = 3, resolverProblem: @escaping @Sendable (String) -> Void = { _ in },
+        turnEnded: @escaping @Sendable () -> Void = {}
     ) throws(ProbeEngineError) {
         if let failure = ProbeLibraries.failure {
             throw ProbeEngineError("outbound probes need libcurl and c-ares: \(failure)")
@@ -36,7 +39,7 @@ public final class ProbeEngine: Sendable {
         core = EngineCore(
             multi: multi, resolver: Resolver(configuration: resolver, problem: resolverProblem),
             nameservers: NameserverQueries(port: resolver.serverPort, problem: resolverProblem),
-            trustedCertificates: trustedCertificates, echoCount: echoCount)
+            trustedCertificates: trustedCertificates, echoCount: echoCount, turnEnded: turnEnded)
         try core.startThread()
     }
 

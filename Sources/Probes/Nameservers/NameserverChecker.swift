@@ -50,7 +50,7 @@ final class NameserverChecker: Sendable {
                     var next = book
                     next.record(answer.failure, server: server, at: Date())
                     let status = next.status
-                    guard monitor.update(ifEpoch: epoch, { $0.dns = status }) else { return nil }
+                    guard monitor.update(ifEpoch: epoch, deferred: true, { $0.dns = status }) else { return nil }
                     book = next
                     return book.nextDelay(for: server, interval: interval)
                 }

@@ -41,7 +41,7 @@ final class ConnectivityChecker: Sendable {
                 book.withLock { book in
                     var next = book
                     var delay: Duration?
-                    let applied = monitor.update(ifEpoch: epoch) { document in
+                    let applied = monitor.update(ifEpoch: epoch, deferred: true) { document in
                         let unreachable = document.path.state == .unreachable
                         delay = next.record(result, pathUnreachable: unreachable, isLast: isLast, at: Date())
                         document.connectivity = next.status

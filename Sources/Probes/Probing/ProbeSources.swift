@@ -40,7 +40,9 @@ public final class ProbeSources: Sendable {
         let engine = try ProbeEngine(
             resolver: configuration.resolver, trustedCertificates: trustedCertificates,
             echoCount: configuration.icmpCount,
-            resolverProblem: events.resolverProblem)
+            resolverProblem: events.resolverProblem,
+            // The probes' results of one turn are one document (NetworkMonitor.update(ifEpoch:deferred:)).
+            turnEnded: { [monitor] in monitor.publishDeferred() })
         do {
             let routes = try RouteChecker(monitor: monitor)
             return ProbeSources(

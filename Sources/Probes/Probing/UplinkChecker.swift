@@ -40,7 +40,7 @@ final class UplinkChecker: Sendable {
                 books.withLock { books in
                     guard var uplink = books[item] else { return nil }
                     var delay: Duration?
-                    let applied = monitor.update(ifEpoch: epoch) { document in
+                    let applied = monitor.update(ifEpoch: epoch, deferred: true) { document in
                         delay = uplink.book.record(result, pathUnreachable: false, isLast: isLast, at: Date())
                         document.setUplinkConnectivity(uplink.book.status, of: uplink.interface)
                     }

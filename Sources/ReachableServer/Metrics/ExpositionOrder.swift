@@ -1,10 +1,13 @@
 /// Puts the text format in one fixed order: families by name, the series of a family by their
 /// labels. swift-prometheus writes its families and series in the order of its dictionaries,
 /// which changes from process to process; people diff two scrapes (issue 6), and a diff of the
-/// same values should be empty.
+/// same values should be empty. A family written by several registries (each target has its own,
+/// `TargetMetrics`) becomes one: its `# HELP` and `# TYPE` once, every registry's series in it.
 enum ExpositionOrder {
     private struct Family {
         var name: [UInt8]
+        /// `NAME_count`: the line that ends a histogram's series.
+        var countLine: [UInt8]
         /// `# HELP` and `# TYPE`.
         var head: [ArraySlice<UInt8>] = []
         /// One series each: one line, or a histogram's buckets, `_sum` and `_count` together, so
@@ -15,25 +18,35 @@ enum ExpositionOrder {
 
     static func ordered(_ text: [UInt8]) -> [UInt8] {
         var families: [Family] = []
+        var byName: [[UInt8]: Int] = [:]
+        var current: Int?
         var open: [ArraySlice<UInt8>] = []
         for line in text.split(separator: UInt8(ascii: "\n")) {
             if line.starts(with: "# ".utf8) {
-                let name = Array(line.split(separator: UInt8(ascii: " "), maxSplits: 3).dropFirst(2).first ?? [])
-                if families.last?.name != name || !(families.last?.series.isEmpty ?? true) {
-                    families.append(Family(name: name))
+                let words = line.split(separator: UInt8(ascii: " "), maxSplits: 3)
+                let name = Array(words.dropFirst(2).first ?? [])
+                let index = byName[name] ?? families.count
+                if index == families.count {
+                    families.append(Family(name: name, countLine: name + Array("_count".utf8)))
+                    byName[name] = index
                 }
-                families[families.count - 1].head.append(line)
+                current = index
+                // `# HELP` and `# TYPE` once, however many registries wrote the family.
+                let kind = words.dropFirst().first
+                guard !families[index].head.contains(where: { $0.dropFirst(2).starts(with: kind ?? []) }) else {
+                    continue
+                }
+                families[index].head.append(line)
                 if line.starts(with: "# TYPE ".utf8), line.reversed().starts(with: " histogram".utf8.reversed()) {
-                    families[families.count - 1].isHistogram = true
+                    families[index].isHistogram = true
                 }
                 continue
             }
-            guard !families.isEmpty else { continue }
+            guard let index = current else { continue }
             open.append(line)
-            let family = families[families.count - 1]
             // A histogram's series ends with its `_count` line.
-            if !family.isHistogram || line.starts(with: family.name + Array("_count".utf8)) {
-                families[families.count - 1].series.append(open)
+            if !families[index].isHistogram || line.starts(with: families[index].countLine) {
+                families[index].series.append(open)
                 open = []
             }
         }

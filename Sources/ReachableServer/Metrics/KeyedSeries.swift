@@ -24,6 +24,9 @@ struct KeyedSeries<Series> {
         }
     }
 
+    /// Every key's series, in no particular order.
+    var all: Dictionary<String, Series>.Values { byKey.values }
+
     /// Puts back a series taken with `series(_:make:)` and changed.
     mutating func replace(_ key: String, with series: Series) {
         byKey[key] = series

@@ -2,8 +2,9 @@ public import FoundationEssentials
 import Prometheus
 public import Reachable
 
-/// Everything `/metrics` shows, in Prometheus' text format (0.0.4), kept in one swift-prometheus
-/// registry: the one entry point that makes every series and is told what changed.
+/// Everything `/metrics` shows, in Prometheus' text format (0.0.4), kept in swift-prometheus
+/// registries (one, and one per target: `TargetMetrics`): the one entry point that makes every
+/// series and is told what changed.
 ///
 /// Values that come from the status document are set when the document changes (`update`), and
 /// the netlink counters when a batch or the document changes (`recordSource`) — never while a
@@ -35,7 +36,7 @@ public final class ServerMetrics: Sendable {
         configuration = ConfigurationMetrics(registry: registry, version: version, configured: configured)
         document = DocumentMetrics(registry: registry)
         interfaces = InterfaceMetrics(registry: registry)
-        targets = TargetMetrics(registry: registry)
+        targets = TargetMetrics()
         nameservers = NameserverMetrics(registry: registry)
         netlink = NetlinkMetrics(registry: registry)
         serving = ServingMetrics(registry: registry)
@@ -125,6 +126,7 @@ public final class ServerMetrics: Sendable {
         var buffer: [UInt8] = []
         buffer.reserveCapacity(8192)
         registry.emit(into: &buffer)
+        targets.emit(into: &buffer)
         return ExpositionOrder.ordered(buffer)
     }
 
