@@ -39,6 +39,7 @@ final class TargetProber: Sendable {
         let limits = configuration.qualityLimits
         scheduler = ProbeScheduler(
             engine: engine, monitor: monitor, items: configuration.targets.count, timerSource: .targets,
+            spreadInterval: interval,
             run: { item, report, completion in
                 let (spec, previous) = books.withLock { ($0[item].spec, $0[item].addresses) }
                 pipeline.run(
