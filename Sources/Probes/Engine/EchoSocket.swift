@@ -70,6 +70,13 @@ final class EchoSocket {
             reachd_icmp6_filter_pass_only(&filter, Int32(ICMP6_ECHO_REPLY))
             try option(Int32(IPPROTO_ICMPV6), ICMP6_FILTER, filter, "ICMP6_FILTER")
         }
+        // One socket carries the replies of every icmp:// target of its family and way out: a round
+        // of 1,000 targets is answered within a millisecond, more than the default 208 KiB holds
+        // (the fleet bench counted 6 % of the replies lost on a lossless link: false loss). With
+        // CAP_NET_ADMIN past net.core.rmem_max, else up to it; a smaller buffer is no error.
+        if (try? option(Int32(SOL_SOCKET), SO_RCVBUFFORCE, Self.receiveBuffer, "SO_RCVBUFFORCE")) == nil {
+            _ = try? option(Int32(SOL_SOCKET), SO_RCVBUF, Self.receiveBuffer, "SO_RCVBUF")
+        }
         if let interface {
             let bound = interface.withCString { name in
                 setsockopt(descriptor, SOL_SOCKET, SO_BINDTODEVICE, name, socklen_t(strlen(name) + 1))
@@ -81,6 +88,9 @@ final class EchoSocket {
             guard bound == 0 else { throw SystemError("bind \(source)", code: errno) }
         }
     }
+
+    /// What the socket asks for its receive buffer (the kernel doubles it for bookkeeping).
+    static let receiveBuffer: Int32 = 4 << 20
 
     private func option<Value: BitwiseCopyable>(
         _ level: Int32, _ name: Int32, _ value: Value, _ what: String

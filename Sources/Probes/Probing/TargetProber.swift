@@ -84,7 +84,11 @@ final class TargetProber: Sendable {
                             books[index].routesGone(gone, evaluator: evaluator, at: now)
                         }
                         let statuses = books.map(\.status)
-                        publish { document in for status in statuses { document.replaceTarget(status) } }
+                        // By place, not by name: a link down at 10,000 targets is one pass over them
+                        // (a search per target made the fleet bench's link-down 240 ms at 1,000).
+                        publish { document in
+                            for (index, status) in statuses.enumerated() { document.replaceTarget(status, at: index) }
+                        }
                     }
                 }))
     }
