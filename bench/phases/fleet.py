@@ -20,7 +20,7 @@ from helper_servers import ask_counts
 from link_down import link_down_flaps, link_down_line
 from machine import cpu_jiffies
 from nsutil import VethNet
-from servers import Nginx, Reachd, http_request, wait_http
+from servers import PORT, Nginx, Reachd, http_request, wait_http
 from status_stream import target_states, targets_settled
 
 INTERVAL = 10  # seconds between probes of a target, both tools
@@ -135,6 +135,11 @@ class FleetWorld:
         self.ns.write_etc("hosts", "127.0.0.1 localhost\n::1 localhost\n")
         # ICMP datagram sockets for both tools (what probes.md asks of a pod), not raw sockets.
         self.ns.exec_check("sysctl", "-q", "-w", "net.ipv4.ping_group_range=0 2147483647")
+        # The servers' ports out of the ephemeral range: after 1,000 scrapes a second, a socket the
+        # scrape loop left on 127.0.0.1:8080 in FIN-WAIT-2 made the next reachd's bind fail
+        # (EADDRINUSE despite SO_REUSEADDR, which only passes TIME_WAIT).
+        self.ns.exec_check("sysctl", "-q", "-w",
+                           f"net.ipv4.ip_local_reserved_ports={PORT},{BLACKBOX_PORT},{PROMETHEUS_PORT}")
         self.nginx = TargetNginx(self.peer, workdir)
         self.nginx.wait_ready()
         self.nginx_worker = self.nginx.measured_pid
@@ -251,6 +256,16 @@ class Blackbox:
         shutil.rmtree(os.path.join(self.dir, "data"), ignore_errors=True)
 
 
+def log_tail(path: str, size: int = 300) -> str:
+    """The end of a log, for the error a tool that exited leaves in its row (the workdir goes)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.path.getsize(path) - size))
+            return f.read().decode(errors="replace").strip() or "(empty log)"
+    except OSError:
+        return "(no log)"
+
+
 def wait_reachd_settled(server: Reachd, count: int, timeout: float) -> float:
     """Until every target is reachable (status_stream's check, every 0.5 s: at 10,000 targets a
     `/status` is megabytes); seconds it took."""
@@ -361,6 +376,8 @@ def run_reachd(ctx: dict, cfg: dict, world: FleetWorld, kind: str, count: int, f
             # Bounded: a reachd that takes minutes to start at this size is a finding, not a hang.
             raise TimeoutError(f"reachd did not answer /status within {cfg['fleet_start_seconds']:g} s of its start "
                                f"with {count:,} targets ({nsutil.cpu_ns(server.pid) / 1e9:.0f} s of CPU meanwhile)")
+        except RuntimeError as error:
+            raise RuntimeError(f"{error}: {log_tail(server.log_path)}")
         row_start_s = time.monotonic() - started
         settle_s = wait_reachd_settled(server, count, timeout=max(60, count / 100))
         round_end_s = wait_round_end(world, kind, timeout=2 * INTERVAL)
@@ -385,7 +402,10 @@ def run_blackbox(ctx: dict, cfg: dict, world: FleetWorld, kind: str, count: int)
     window; only the exporter's CPU and RSS count, the scraper's is reported beside it."""
     box = Blackbox(world.ns, ctx["workdir"], f"{kind}-{count}")
     try:
-        box.wait_ready()
+        try:
+            box.wait_ready()
+        except RuntimeError as error:
+            raise RuntimeError(f"{error}: {log_tail(box.log.name)}")
         box.scrape(kind, count, cfg["fleet_scraper"])
         time.sleep(INTERVAL + 2)
         loop = box.scraper_name == "loop"
