@@ -361,6 +361,9 @@ def _fleet_rows(ph: dict, add) -> None:
                 f"{num(r['cpu_us_per_probe'], '{:,.0f} µs')}", f"failed: {b['error']}" if "error" in b else
                 num(b["cpu_us_per_probe"], "{:,.0f} µs"), FLEET_PEER, "", "≤ 0.5× blackbox_exporter",
                 False if "error" in r else None, "reachd failed" if "error" in r else "the peer failed")
+            if "error" in r and kind == "http" and n == fl.get("flaps_at") and fl.get("flaps"):
+                add(f"fleet: link down with {n:,} targets → the one document", "not measured: reachd failed", "",
+                    "", "", "≤ 20 ms", False, "reachd did not run at this size")
             continue
         rat = row.get("cpu_ratio")
         add(f"**fleet, {what}: CPU per probe** ({fl['window_s']:g} s windows; probes the targets saw: "

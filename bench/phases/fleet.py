@@ -448,7 +448,8 @@ def phase_fleet(ctx: dict, cfg: dict, budget: Budget) -> dict:
             if n in (cfg["fleet_icmp_sizes"] if kind == "icmp" else cfg["fleet_sizes"])]
     flaps_at = max(cfg["fleet_sizes"]) if cfg["fleet_sizes"] else None
     out: dict = {"interval_s": INTERVAL, "timeout_s": TIMEOUT, "window_s": window,
-                 "icmp_count": cfg["fleet_icmp_count"], "scraper": cfg["fleet_scraper"], "rows": [], "skipped": []}
+                 "icmp_count": cfg["fleet_icmp_count"], "scraper": cfg["fleet_scraper"], "flaps": cfg["fleet_flaps"],
+                 "flaps_at": flaps_at, "rows": [], "skipped": []}
     world = FleetWorld(ctx["workdir"])
     try:
         out["idle_rss_kib"] = idle_rss(ctx, world)
