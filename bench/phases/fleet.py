@@ -430,6 +430,8 @@ def run_blackbox(ctx: dict, cfg: dict, world: FleetWorld, kind: str, count: int)
 def fleet_line(tool: str, t: dict) -> str:
     if "error" in t:
         return f"{tool} failed ({t['error']})"
+    if not t["probes"]:  # a window shorter than the quiet between reachd's rounds (--seconds)
+        return f"{tool} saw no probe in its {t['window_s']:.0f} s window, {t['cpu_pct']:.2f} % CPU"
     return (f"{tool} {t['cpu_us_per_probe'] or 0:.0f} µs CPU and {t['wakeups_per_probe'] or 0:.1f} wake-ups per "
             f"probe, "
             f"{t['probes']} probes of {t['probes_expected']:.0f}, {t['kib_per_target']:.2f} KiB per target "
