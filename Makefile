@@ -192,7 +192,7 @@ fuzz-record: deps
 	swift build --product reachd
 	python3 Fuzz/record-client.py .build/debug/reachd Fuzz/Corpus/FuzzClient
 
-## Side-by-side benchmark against nginx and nchan; writes docs/reports/benchmarks.md (bench/README.md).
+## Side-by-side benchmark against nginx, nchan and blackbox_exporter; writes docs/reports/benchmarks.md (bench/README.md).
 bench: deps
 	bash bench/run.sh
 

@@ -31,6 +31,7 @@ from common import Budget, log  # noqa: E402
 from machine import cpu_jiffies, machine  # noqa: E402
 from phases.dns import phase_dns  # noqa: E402
 from phases.fanout import phase_fanout  # noqa: E402
+from phases.fleet import phase_fleet  # noqa: E402
 from phases.idle import phase_idle  # noqa: E402
 from phases.latency import phase_latency  # noqa: E402
 from phases.memory import phase_memory  # noqa: E402
@@ -47,17 +48,25 @@ FULL = dict(flaps=200, flap_blocks=4, fanout_ns=[1000, 5000, 10000], fanout_reps
             heartbeat_check_seconds=20, heartbeat_check_interval=5, startup_runs=20,
             route_counts=[1000, 10000, 100000], route_flaps=20,
             targets=100, targets_cpu_seconds=60, target_flaps=20, family_cpu_seconds=60, dns_seconds=60,
-            uplinks_cpu_seconds=60, uplink_flaps=40, memory_streams=4000, memory_pools=[4096, 6144, 8192, 16384])
+            uplinks_cpu_seconds=60, uplink_flaps=40, memory_streams=4000, memory_pools=[4096, 6144, 8192, 16384],
+            fleet_sizes=[100, 1000, 10000], fleet_icmp_sizes=[1000], fleet_window_seconds=30, fleet_flaps=10,
+            fleet_icmp_count=3, fleet_start_seconds=60, fleet_scraper="loop")
 QUICK = dict(flaps=50, flap_blocks=1, fanout_ns=[1000], fanout_reps=1, changes=20, client_procs=2,
              wrk_seconds=5, wrk_reps=1, wrk_threads1=False, idle_clients=1000, idle_seconds=10, heartbeat_check_seconds=0,
              heartbeat_check_interval=5, startup_runs=5,
              route_counts=[1000, 100000], route_flaps=5,
              targets=100, targets_cpu_seconds=15, target_flaps=5, family_cpu_seconds=20, dns_seconds=20,
-             uplinks_cpu_seconds=20, uplink_flaps=5, memory_streams=2000, memory_pools=[4096, 8192])
+             uplinks_cpu_seconds=20, uplink_flaps=5, memory_streams=2000, memory_pools=[4096, 8192],
+             fleet_sizes=[100], fleet_icmp_sizes=[100], fleet_window_seconds=10, fleet_flaps=3, fleet_icmp_count=3,
+             fleet_start_seconds=60, fleet_scraper="loop")
 # The measuring windows, in seconds, that --seconds caps for a smoke run. Not the dual-stack
 # targets' window (family_cpu_seconds): its figures are per probe, and a round is every 10 s.
-WINDOWS = ["wrk_seconds", "idle_seconds", "targets_cpu_seconds", "dns_seconds", "uplinks_cpu_seconds"]
-PHASES = ["startup", "latency", "routes", "targets", "dns", "uplinks", "throughput", "fanout", "memory", "idle"]
+WINDOWS = ["wrk_seconds", "idle_seconds", "targets_cpu_seconds", "dns_seconds", "uplinks_cpu_seconds",
+           "fleet_window_seconds"]
+# `fleet` is last: the longest phase (about 11 minutes), and the only one that leaves thousands of
+# sockets' worth of kernel state behind it until its namespaces go.
+PHASES = ["startup", "latency", "routes", "targets", "dns", "uplinks", "throughput", "fanout", "memory", "idle",
+          "fleet"]
 
 
 def estimate(phase: str, cfg: dict) -> float:
@@ -85,6 +94,12 @@ def estimate(phase: str, cfg: dict) -> float:
         return cfg["idle_seconds"] + cfg["heartbeat_check_seconds"] + 20
     if phase == "memory":
         return 8 * len(cfg["memory_pools"])
+    if phase == "fleet":
+        # idle RSS of both tools; per kind and size both tools (start, settle, 1.5 intervals or one
+        # round, the window, stop); the flaps at the largest HTTP size
+        sizes = [n for n in cfg["fleet_sizes"] for _ in ("tcp", "http")] + list(cfg["fleet_icmp_sizes"])
+        return (10 + sum(2 * (cfg["fleet_window_seconds"] + 15 + n / 500) for n in sizes)
+                + (6 * cfg["fleet_flaps"] if cfg["fleet_sizes"] else 0))
     return 0
 
 
@@ -106,6 +121,18 @@ def main() -> int:
                         help="count reachd's system calls (strace -c -f) in one fan-out and one wrk run instead")
     parser.add_argument("--fanout-ns", default="", help="override the fan-out client counts, e.g. 10000")
     parser.add_argument("--reps", type=int, default=0, help="override fan-out and wrk repetitions")
+    parser.add_argument("--fleet-sizes", default="",
+                        help="phase fleet: the tcp:// and http:// target counts, e.g. 100,1000 "
+                             "(default 100,1000,10000)")
+    parser.add_argument("--fleet-icmp-sizes", default="",
+                        help="phase fleet: the icmp:// target counts, e.g. 1000 (default 1000); 0 for none")
+    parser.add_argument("--fleet-window", type=float, default=0,
+                        help="phase fleet: seconds of each tool's measuring window (default 30)")
+    parser.add_argument("--fleet-scraper", choices=("loop", "prometheus"), default="",
+                        help="phase fleet: what scrapes blackbox_exporter: bench/scrape_loop.py (default) or a real "
+                             "Prometheus (about half a core more on the machine at 10,000 targets)")
+    parser.add_argument("--fleet-flaps", type=int, default=-1,
+                        help="phase fleet: link-down flaps at the largest HTTP size (default 10; 0 for none)")
     parser.add_argument("--seconds", type=float, default=0,
                         help="cap every measuring window (wrk, CPU, idle) at this many seconds: with --quick and "
                              "--only, a smoke run that shows a phase runs; its figures mean nothing")
@@ -125,6 +152,16 @@ def main() -> int:
         cfg["fanout_ns"] = [int(x) for x in args.fanout_ns.split(",")]
     if args.reps:
         cfg["fanout_reps"] = cfg["wrk_reps"] = args.reps
+    if args.fleet_sizes:
+        cfg["fleet_sizes"] = [int(x) for x in args.fleet_sizes.split(",") if int(x) > 0]
+    if args.fleet_icmp_sizes:
+        cfg["fleet_icmp_sizes"] = [int(x) for x in args.fleet_icmp_sizes.split(",") if int(x) > 0]
+    if args.fleet_window:
+        cfg["fleet_window_seconds"] = args.fleet_window
+    if args.fleet_flaps >= 0:
+        cfg["fleet_flaps"] = args.fleet_flaps
+    if args.fleet_scraper:
+        cfg["fleet_scraper"] = args.fleet_scraper
     if args.seconds:
         for key in WINDOWS:
             cfg[key] = min(cfg[key], max(1, round(args.seconds)))
@@ -184,6 +221,8 @@ def main() -> int:
                     results["phases"]["memory"] = phase_memory(ctx, cfg)
                 elif phase == "idle":
                     results["phases"]["idle"] = phase_idle(ctx, cfg, budget)
+                elif phase == "fleet":
+                    results["phases"]["fleet"] = phase_fleet(ctx, cfg, budget)
             except SystemExit:
                 raise
             except Exception as error:  # noqa: BLE001 - recorded, the other phases still run
@@ -203,7 +242,9 @@ def main() -> int:
     results["build_seconds"] = args.build_seconds
     results["prebuilt"] = args.prebuilt
     results["verdicts"] = report.verdicts(results)
-    name = "quick" if args.quick else "partial" if (args.only or args.fanout_ns or args.reps or args.seconds) else "latest"
+    partial = (args.only or args.fanout_ns or args.reps or args.seconds or args.fleet_sizes or args.fleet_icmp_sizes
+               or args.fleet_window or args.fleet_flaps >= 0 or args.fleet_scraper)
+    name = "quick" if args.quick else "partial" if partial else "latest"
     results["results_name"] = name
     json_path = os.path.join(args.results, f"{name}.json")
     with open(json_path, "w") as f:

@@ -10,12 +10,15 @@ bench_require_root() {
 
 # Installs from Debian what is missing: wrk, iproute2, procps, a C compiler, python3, and with
 # "peers" nginx and its nchan module (Debian 12: the nchan module's ABI matches the `nginx`
-# package). $1: the prefix of the message.
+# package), and blackbox_exporter with the Prometheus that scrapes it (phase fleet). $1: the
+# prefix of the message.
 bench_install_missing() {
     local need=()
     if [ "${2:-}" = peers ]; then
         command -v nginx >/dev/null || need+=(nginx)
         [ -f /usr/lib/nginx/modules/ngx_nchan_module.so ] || need+=(libnginx-mod-nchan)
+        command -v prometheus-blackbox-exporter >/dev/null || need+=(prometheus-blackbox-exporter)
+        command -v prometheus >/dev/null || need+=(prometheus)
     fi
     command -v wrk >/dev/null || need+=(wrk)
     command -v ip >/dev/null || need+=(iproute2)
@@ -24,7 +27,8 @@ bench_install_missing() {
     command -v python3 >/dev/null || need+=(python3)
     if [ ${#need[@]} -gt 0 ]; then
         echo "$1: installing ${need[*]}"
-        # policy-rc.d-less machines would start the system nginx on install; the bench never uses it.
+        # policy-rc.d-less machines would start the system nginx (and prometheus, blackbox_exporter)
+        # on install; the bench never uses them: its own run as processes in its namespaces.
         apt-get update -qq
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
     fi

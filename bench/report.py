@@ -128,6 +128,7 @@ def verdicts(r: dict) -> list[dict]:
     _target_rows(ph, add)
     _dns_rows(ph, add)
     _uplink_rows(ph, add)
+    _fleet_rows(ph, add)
 
     idle = _get(ph, "idle", "quiet")
     if idle and "cpu_pct_of_core" in idle:
@@ -344,6 +345,59 @@ def _uplink_rows(ph: dict, add) -> None:
         "" if quiet else f"{ld['others_not_full']} documents with something else not reachable / `full`")
 
 
+FLEET_PEER = "blackbox_exporter"
+
+
+def _fleet_rows(ph: dict, add) -> None:
+    """Per kind and size: CPU per probe against blackbox_exporter's (≤ 0.5×), reachd's flatness
+    from the smallest size (±20 %), RSS per target (≤ 2 KiB), wake-ups per probe; the link-down
+    at the largest HTTP size (the one document, ≤ 20 ms)."""
+    fl = ph.get("fleet") or {}
+    for row in fl.get("rows", []):
+        n, kind, r, b = row["targets"], row["kind"], row["reachd"], row["blackbox"]
+        what = f"{n:,} `{kind}://` targets every {fl['interval_s']:g} s"
+        if "error" in r or "error" in b:
+            add(f"**fleet, {what}: CPU per probe**", f"failed: {r['error']}" if "error" in r else
+                f"{num(r['cpu_us_per_probe'], '{:,.0f} µs')}", f"failed: {b['error']}" if "error" in b else
+                num(b["cpu_us_per_probe"], "{:,.0f} µs"), FLEET_PEER, "", "≤ 0.5× blackbox_exporter",
+                False if "error" in r else None, "reachd failed" if "error" in r else "the peer failed")
+            if "error" in r and kind == "http" and n == fl.get("flaps_at") and fl.get("flaps"):
+                add(f"fleet: link down with {n:,} targets → the one document", "not measured: reachd failed", "",
+                    "", "", "≤ 20 ms", False, "reachd did not run at this size")
+            continue
+        rat = row.get("cpu_ratio")
+        add(f"**fleet, {what}: CPU per probe** ({fl['window_s']:g} s windows; probes the targets saw: "
+            f"{r['probes']:,} / {b['probes']:,} of {r['probes_expected']:,.0f} due)",
+            num(r["cpu_us_per_probe"], "{:,.0f} µs"), num(b["cpu_us_per_probe"], "{:,.0f} µs"), FLEET_PEER,
+            num(rat, "{:.2f}"), "≤ 0.5× blackbox_exporter", rat is not None and rat <= 0.5,
+            f"{rat:.2f}× blackbox_exporter" if rat is not None else "")
+        flat = r.get("flatness")
+        if flat is not None and n != r.get("flatness_base"):
+            add(f"fleet, {what}: reachd's CPU per probe ÷ at {r['flatness_base']:,} targets", f"{flat:.2f}",
+                num(b.get("flatness"), "{:.2f}"), "blackbox_exporter's", "", "0.80–1.20 (flat within ±20 %)",
+                0.8 <= flat <= 1.2, f"{abs(flat - 1):.0%} {'more' if flat > 1 else 'less'} per probe")
+        kib = r["kib_per_target"]
+        add(f"fleet, {what}: RSS per target ((RSS − idle RSS) ÷ {n:,}; at the margin from the smallest size in "
+            f"parentheses)", f"{kib:.2f} KiB" + (f" ({r['kib_per_target_marginal']:.2f})" if "kib_per_target_marginal"
+                                               in r else ""),
+            f"{b['kib_per_target']:.2f} KiB" + (f" ({b['kib_per_target_marginal']:.2f})" if "kib_per_target_marginal"
+                                                in b else ""), FLEET_PEER, ratio(kib, b["kib_per_target"]), "≤ 2 KiB",
+            kib <= 2, f"{abs(2 - kib):.2f} KiB {'to spare' if kib <= 2 else 'over'}")
+        add(f"fleet, {what}: wake-ups per probe (context switches of every thread)",
+            num(r["wakeups_per_probe"], "{:.2f}"), num(b["wakeups_per_probe"], "{:.2f}"), FLEET_PEER,
+            ratio(r["wakeups_per_probe"], b["wakeups_per_probe"]), "—", "info")
+        if "link_down" in r:
+            _link_down_rows(r, f"{n:,} `{kind}://` targets (fleet)", add)
+            p99 = _get(r, "link_down_one_event_ms", "p99")
+            add(f"fleet: link down with {n:,} targets → the one document, p99 ({r['link_down']['flaps']} flaps)",
+                ms(p99), "", "", "", "≤ 20 ms", p99 is not None and p99 <= 20,
+                f"{abs(20 - p99):.1f} ms {'to spare' if p99 <= 20 else 'over'}" if p99 is not None
+                else "never complete")
+    for skipped in fl.get("skipped", []):
+        add(f"fleet, {skipped['targets']:,} `{skipped['kind']}://` targets", "skipped: time budget", "", "", "", "—",
+            None)
+
+
 def table(r: dict) -> str:
     lines = ["| what | reachd | peer (same run) | reachd ÷ peer | target | result |",
              "|---|---|---|---|---|---|"]
@@ -530,6 +584,51 @@ def _uplinks_detail(r: dict) -> str:
     return "\n".join(out)
 
 
+def _fleet_detail(r: dict) -> str:
+    fl = _get(r, "phases", "fleet", default={})
+    if not fl.get("rows"):
+        return ""
+    idle = fl["idle_rss_kib"]
+    out = ["| targets | tool (order) | CPU per probe | ÷ at the smallest size | CPU, % of a core | wake-ups per probe | "
+           "RSS at the window's end (threads) | KiB per target (marginal) | probes seen / due | targets ok at the end | "
+           "nginx CPU | scraper CPU, RSS | anything else on the machine |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for row in fl["rows"]:
+        for tool in ("reachd", "blackbox"):
+            t = row[tool]
+            name = f"{tool} ({row['order'].index(tool) + 1})"
+            if "error" in t:
+                out.append(f"| {row['targets']:,} `{row['kind']}://` | {name} | failed: {t['error']} |"
+                           + " |" * 10)
+                continue
+            ok = t.get("targets_ok")
+            out.append(
+                f"| {row['targets']:,} `{row['kind']}://` | {name} | {num(t['cpu_us_per_probe'], '{:,.0f} µs')} | "
+                f"{num(t.get('flatness'), '{:.2f}')} | {t['cpu_pct']:.2f} | {num(t['wakeups_per_probe'], '{:.2f}')} | "
+                f"{mib(t['rss_end_kib'])} ({t['threads']}) | {t['kib_per_target']:.2f}"
+                + (f" ({t['kib_per_target_marginal']:.2f})" if "kib_per_target_marginal" in t else "")
+                + f" | {t['probes']:,} / {t['probes_expected']:,.0f} | {num(ok)} | {t['nginx_cpu_pct']:.2f} % | "
+                + (f"{t['scraper']} {t['scraper_cpu_pct']:.2f} %, {mib(t['scraper_rss_kib'])}" if "scraper" in t
+                   else "—") + f" | {t['else_cpu_pct']:.0f} % |")
+    out += ["", f"Idle RSS, what RSS per target is over: reachd {mib(idle['reachd'])} (no targets: libcurl and c-ares "
+            f"not loaded), blackbox_exporter {mib(idle['blackbox'])} (started, never scraped). `icmp://`: reachd sends "
+            f"`--icmp-count` {fl['icmp_count']} small echoes and one full-size echo per probe, blackbox_exporter one "
+            f"echo; a probe is counted as that many echo requests received. Targets ok: reachd's targets `reachable`, "
+            f"blackbox_exporter's whose last probe succeeded (`probe_success 1`)."]
+    for row in fl["rows"]:
+        r = row["reachd"]
+        if "link_down" in r:
+            s, o, ld = r["link_down_status_ms"], r["link_down_one_event_ms"], r["link_down"]
+            out += ["", f"Link down with {row['targets']:,} `{row['kind']}://` targets, {ld['flaps']} flaps: → the "
+                    f"first `unreachable` document p50 {ms(s.get('p50'))}, p99 {ms(s.get('p99'))}; → the one document "
+                    f"(and every target `no-route`) p50 {ms(o.get('p50'))}, p99 {ms(o.get('p99'))}, max "
+                    f"{ms(o.get('max'))}; exactly one document published in {ld['published_one']} of {ld['flaps']} "
+                    f"flaps (at most {ld['published_max']})."]
+    for skipped in fl.get("skipped", []):
+        out.append(f"- {skipped['targets']:,} `{skipped['kind']}://` targets: skipped, time budget")
+    return "\n".join(out)
+
+
 def _idle_detail(r: dict) -> str:
     idle = _get(r, "phases", "idle", default={})
     out = []
@@ -663,6 +762,40 @@ never as the system service.
   against its own fields: here `wan1` is an uplink exactly when it is `up` with an address and a
   default route (`isDefaultRoute`), so a document with it checked and no default route, or `null`
   with one, has the uplink's change and the route's in two documents.
+- **Fleet.** reachd next to Prometheus' blackbox_exporter (Debian's `prometheus-blackbox-exporter`,
+  its own process with a generated config: modules `http_2xx`, `tcp_connect` and `icmp`, each
+  `preferred_ip_protocol: ip4`, timeout 3 s) probing 100, 1,000 and 10,000 `tcp://` and `http://`
+  targets and 1,000 `icmp://` ones, every 10 s. One pair of namespaces for the whole phase: the
+  tools on one side, and behind the gateway nginx (one worker) listening on port 80 of every
+  address of 198.19.0.0/16 (an AnyIP `local` route on the far side's `lo`), answering `200 ok` to
+  any GET. Target i is its own address (198.19.1.1, 198.19.1.2, …; HTTP path `/t<i>`), so 1,000
+  connections a second never meet a 4-tuple still in TIME_WAIT. reachd reads the targets from
+  `--targets-file` (`--target-interval 10 --target-timeout 3`); blackbox_exporter gets one
+  `/probe?module=…&target=…` per target every 10 s from `bench/scrape_loop.py` (its own process
+  in the same namespace: Python asyncio, the targets' scrapes evenly spread over the interval,
+  keep-alive connections, and the request Prometheus 2.42 sends, captured from Debian's
+  `prometheus`: OpenMetrics `Accept`, `Accept-Encoding: gzip`, `X-Prometheus-Scrape-Timeout-Seconds:
+  10`; a target still being scraped when due again is skipped). A real Prometheus with the usual
+  relabelling (`--fleet-scraper prometheus`) drives it the same way, but at 10,000 targets its own
+  CPU (scraping, parsing, storing every series) comes out of the exporter's on the same two cores,
+  and the exporter then falls behind the probes due; the scraper's CPU is in the table either way.
+  `net.ipv4.ping_group_range` allows both tools ICMP datagram sockets (as the pod sysctl
+  probes.md recommends). The tools run one at a time, reachd and blackbox_exporter back to back
+  per size, who goes first alternating; each is a fresh process. reachd probes in rounds (bursts
+  of a few seconds every interval): its window starts once every target is reachable and a round
+  has gone by with 2 s of quiet after it, so a window of whole intervals holds whole rounds;
+  blackbox_exporter's, whose scrapes are spread evenly, after one round of scrapes and 2 s. Over
+  the window: CPU (`schedstat`) and wake-ups (voluntary + involuntary context switches) of every
+  thread of the tool's process, read as for targets — never the scraper's, reported beside it,
+  like nginx's and the machine's other load; probes are what the targets saw in the same window
+  (nginx `stub_status` accepts for TCP, requests for HTTP, less the reading itself; the far
+  namespace's `IcmpInEchos` ÷ echoes per probe for ICMP). RSS per target is the tool's `VmRSS` at the window's
+  end minus its idle RSS (reachd without targets, blackbox_exporter never scraped, both measured
+  first), ÷ N; in parentheses the same at the margin from the smallest size, without the fixed
+  cost of what the first target loads. Flatness is reachd's CPU per probe at N ÷ at the smallest
+  size of the same kind. A reachd that does not serve within 60 s of its start is recorded as
+  failed at that size. At the largest HTTP size reachd then does the link-down flaps of
+  *Targets* (the one document, documents published per link-down, from its log).
 - **Idle cost.** 1,000 streams open, heartbeat 3600 s, no changes; CPU time (`schedstat`, ns
   resolution) and voluntary + involuntary context switches of every reachd thread over the window.
   A second window with a 5 s heartbeat shows what heartbeats cost.
@@ -710,7 +843,8 @@ def markdown(r: dict) -> str:
         f"average during the run (the bench itself included; anything else running on the machine shows up here)",
         f"- OS: {m.get('os')}, kernel {m.get('kernel')}",
         f"- reachd: release build, libmicrohttpd {v.get('libmicrohttpd')}; {v.get('swift')}",
-        f"- peers: nginx {v.get('nginx')}, libnginx-mod-nchan {v.get('libnginx-mod-nchan')}, wrk {v.get('wrk')}",
+        f"- peers: nginx {v.get('nginx')}, libnginx-mod-nchan {v.get('libnginx-mod-nchan')}, wrk {v.get('wrk')}, "
+        f"prometheus-blackbox-exporter {v.get('prometheus-blackbox-exporter')}, prometheus {v.get('prometheus')}",
         "",
         "## Results",
         "",
@@ -742,6 +876,18 @@ def markdown(r: dict) -> str:
         parts += ["### Uplinks", "", f"Two uplinks, `wan0` (default route metric 100) and `wan1` (metric 200, the "
                   f"backup), to one peer namespace; {up['targets']} HTTP targets and the connectivity check every "
                   f"{up['interval_s']:g} s; reachd with and without `--per-uplink`, measured over the same window.", "",
+                  detail, ""]
+    detail = _fleet_detail(r)
+    if detail:
+        fl = _get(r, "phases", "fleet", default={})
+        parts += ["### Fleet: reachd and blackbox_exporter", "",
+                  f"The same targets every {fl['interval_s']:g} s (probe timeout {fl['timeout_s']:g} s), one tool at a "
+                  f"time in the same namespaces, over {fl['window_s']:g} s windows; who goes first alternates per size. "
+                  "CPU and wake-ups are every thread of the tool's process (never what scrapes blackbox_exporter: "
+                  + ("a real Prometheus" if fl.get("scraper") == "prometheus" else "`bench/scrape_loop.py`")
+                  + ", shown beside it); probes are what the targets saw (nginx's accepts and requests, "
+                  "the far namespace's ICMP echo requests). CPU columns are % of one core; the last is the machine's "
+                  "busy time in the window less the tool, nginx and the scraper: other work on the shared machine.", "",
                   detail, ""]
     detail = _fanout_detail(r)
     if detail:

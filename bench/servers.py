@@ -260,6 +260,8 @@ def versions() -> dict:
         "nginx": out("nginx", "-v").replace("nginx version: nginx/", ""),
         "libnginx-mod-nchan": deb("libnginx-mod-nchan"),
         "wrk": deb("wrk"),
+        "prometheus-blackbox-exporter": deb("prometheus-blackbox-exporter"),
+        "prometheus": deb("prometheus"),
         "libmicrohttpd": deb("libmicrohttpd12") or deb("libmicrohttpd12t64"),
         "swift": out("swift", "--version").splitlines()[0] if out("swift", "--version") else "unavailable",
     }
