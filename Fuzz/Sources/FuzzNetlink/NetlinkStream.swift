@@ -89,7 +89,7 @@ enum NetlinkStream {
                         type: route.type, outputInterface: route.outputInterfaces.first,
                         preferredSource: route.preferredSource)
                 case .error(let code) where code != 0:
-                    answer = .failed(errno: -code)
+                    answer = .failed(errno: 0 &- code)  // wrapping: a garbled Int32.min must not trap
                 default:
                     continue
                 }

@@ -85,7 +85,7 @@ final class NetlinkRequester {
                 case .done:
                     return interrupted
                 case .error(let code) where code != 0:
-                    throw SystemError("dump", code: -code)
+                    throw SystemError("dump", code: 0 &- code)  // wrapping: a garbled Int32.min must not trap
                 default:
                     table.apply(envelope.message)
                 }
@@ -126,7 +126,7 @@ final class NetlinkRequester {
                             preferredSource: route.preferredSource ?? source
                         )
                     case .error(let code) where code != 0:
-                        return .failed(errno: -code)
+                        return .failed(errno: 0 &- code)  // wrapping: a garbled Int32.min must not trap
                     default:
                         continue
                     }
