@@ -142,20 +142,9 @@ class Nginx:
         self.pub: socket.socket | None = None
 
     def config(self) -> str:
+        """The whole file: the same frame for every nginx of the bench, `http_block` inside it."""
         p = self.prefix
         nofile = min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 40000)
-        nchan_locations = """
-        location = /events {
-            nchan_subscriber eventsource;
-            nchan_channel_id reachd;
-            nchan_eventsource_event status;
-            nchan_message_buffer_length 1;
-        }
-        location = /pub {
-            nchan_publisher;
-            nchan_channel_id reachd;
-            nchan_message_buffer_length 1;
-        }""" if self.nchan else ""
         return f"""{'load_module ' + NGINX_MODULE + ';' if self.nchan else ''}
 daemon off;
 master_process on;
@@ -174,19 +163,36 @@ http {{
     fastcgi_temp_path {p}/fastcgi;
     uwsgi_temp_path {p}/uwsgi;
     scgi_temp_path {p}/scgi;
-    sendfile on;
+    keepalive_timeout 75s;
+{self.http_block()}
+}}
+"""
+
+    def http_block(self) -> str:
+        """The `/status` peer: the static document, and with `nchan` its EventSource and publisher."""
+        p = self.prefix
+        nchan_locations = """
+        location = /events {
+            nchan_subscriber eventsource;
+            nchan_channel_id reachd;
+            nchan_eventsource_event status;
+            nchan_message_buffer_length 1;
+        }
+        location = /pub {
+            nchan_publisher;
+            nchan_channel_id reachd;
+            nchan_message_buffer_length 1;
+        }""" if self.nchan else ""
+        return f"""    sendfile on;
     tcp_nopush on;
     keepalive_requests 100000000;
-    keepalive_timeout 75s;
     default_type application/json;
     server {{
         listen 127.0.0.1:{self.port} backlog=4096;
         location = /status {{
             alias {p}/status.json;
         }}{nchan_locations}
-    }}
-}}
-"""
+    }}"""
 
     def wait_ready(self, timeout: float = 20) -> None:
         wait_http(self.ns, self.port, "/status", timeout=timeout, proc=self.proc)

@@ -82,28 +82,8 @@ class TargetNginx(Nginx):
         super().__init__(ns, workdir, port=STUB_PORT)
         self.name = "targets-nginx"
 
-    def config(self) -> str:
-        p = self.prefix
-        nofile = min(resource.getrlimit(resource.RLIMIT_NOFILE)[1], 40000)
-        return f"""daemon off;
-master_process on;
-worker_processes 1;
-worker_rlimit_nofile {nofile};
-pid {p}/nginx.pid;
-error_log {p}/error.log warn;
-events {{
-    worker_connections {nofile - 200};
-    use epoll;
-}}
-http {{
-    access_log off;
-    client_body_temp_path {p}/client_body;
-    proxy_temp_path {p}/proxy;
-    fastcgi_temp_path {p}/fastcgi;
-    uwsgi_temp_path {p}/uwsgi;
-    scgi_temp_path {p}/scgi;
-    keepalive_timeout 75s;
-    default_type text/plain;
+    def http_block(self) -> str:
+        return f"""    default_type text/plain;
     server {{
         listen {TARGET_PORT} backlog=65535;
         location / {{
@@ -115,9 +95,7 @@ http {{
         location = /status {{
             stub_status;
         }}
-    }}
-}}
-"""
+    }}"""
 
 
 class FleetWorld:
