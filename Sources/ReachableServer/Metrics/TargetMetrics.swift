@@ -44,10 +44,8 @@ final class TargetMetrics: Sendable {
         var failures: [ProbeFailureReason: Counter]
         /// Only the families in the target's addresses.
         var families: [AddressFamily: Gauge] = [:]
-        /// The state in the last document, to count its changes; `nil` before the first.
-        var state: TargetStatus.State?
-        /// The target as the last document listed it: a document changes one target or a few, and
-        /// the others' series need nothing.
+        /// The target as the last document listed it (`nil` before the first): a document changes
+        /// one target or a few, and the others' series need nothing; its state counts changes.
         var listed: TargetStatus?
         /// `reachd_target_impaired`, one per impairment, while the family is in the document.
         var impaired: [AddressFamily: [Impairment: Gauge]] = [:]
@@ -70,10 +68,11 @@ final class TargetMetrics: Sendable {
                 targets, key: \.name, make: { makeSeries($0.name) },
                 update: { series, target in
                     guard series.listed != target else { return }
+                    if let previous = series.listed?.state, previous != target.state {
+                        series.transitions.increment()
+                    }
                     series.listed = target
                     series.up.set(to: target.state == .reachable ? 1 : 0)
-                    if let previous = series.state, previous != target.state { series.transitions.increment() }
-                    series.state = target.state
                     for family in AddressFamily.allCases {
                         if let status = target[family] {
                             let gauge =
