@@ -54,8 +54,13 @@ struct ResolverTests {
         #expect(pinned.addresses == [IPAddress("198.18.1.10")!], "\(pinned) \(dnsA.log)")
         let nowhere = await engine.resolve("db.test", via: .pinned(to: "nosuch0"), timeout: .seconds(3))
         #expect(nowhere.failure != nil && nowhere.addresses.isEmpty, "\(nowhere)")
-        let unpinned = await engine.resolve("db.test")
-        #expect(unpinned.addresses == [IPAddress("198.18.1.10")!], "\(unpinned)")
+        // Asked twice at most: once (in 600 parallel tests under CI's load) the first answer did
+        // not come and c-ares gave up after one attempt (ETIMEOUT at 1.0 s; dnsmasq's log was not
+        // kept then). A harmed channel fails both; what each saw is in the message.
+        var unpinned = await engine.resolve("db.test")
+        let first = unpinned
+        if unpinned.addresses.isEmpty { unpinned = await engine.resolve("db.test") }
+        #expect(unpinned.addresses == [IPAddress("198.18.1.10")!], "\(first) then \(unpinned) \(dnsA.log)")
     }
 
     @Test func addressesOfBothFamiliesComeBackSortedNumerically() async {
