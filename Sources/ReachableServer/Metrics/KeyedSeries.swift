@@ -24,12 +24,16 @@ struct KeyedSeries<Series> {
         }
     }
 
-    /// Every key's series, in no particular order.
-    var all: Dictionary<String, Series>.Values { byKey.values }
+    /// Every series by its key (copy-on-write: taking it copies nothing until the next change).
+    var byName: [String: Series] { byKey }
 
-    /// Puts back a series taken with `series(_:make:)` and changed.
-    mutating func replace(_ key: String, with series: Series) {
-        byKey[key] = series
+    /// Changes the series of `key` in place, made with `make` when there is none yet: a probe may
+    /// name a target before a document does.
+    mutating func modify<Result>(
+        _ key: String, make: (String) -> Series, _ body: (inout Series) -> Result
+    ) -> Result {
+        if byKey[key] == nil { byKey[key] = make(key) }
+        return body(&byKey[key]!)
     }
 
     /// The series of `key`, made with `make` when there is none yet: a probe or a query may name

@@ -3,113 +3,50 @@ import Reachable
 import Synchronization
 
 /// The series of each target, labelled by its name: what the document says (up, each family up,
-/// changes of state) and what only the probes see (durations, failures by reason). Both kinds
-/// are made together, with the first document or probe that names the target — every failure
-/// reason at 0 — and removed together when a reload of `--targets-file` drops the target.
+/// changes of state) and what only the probes see (durations, failures by reason, the path's
+/// quality). Made with the first document or probe that names the target — every failure reason
+/// at 0 — and removed when a document no longer lists it (a reload of `--targets-file`).
 ///
-/// Each target's series live in a registry of the target's own, rendered after the main one
-/// (`ExpositionOrder` joins the families): swift-prometheus copies a family's whole series
-/// dictionary to add one series, so one shared registry made starting 10,000 targets quadratic
-/// (perf: 93 % of reachd's CPU in `_makeCounter`, one probe in 30 s). A target's registry holds
-/// a few dozen series; dropping it removes them all.
+/// Each target's numbers are a `TargetSeries` of plain values, written into the text format here
+/// when scraped — one family after another, its `# HELP` and `# TYPE` once — rather than
+/// swift-prometheus objects: at a fleet's 10,000 targets those were most of reachd's memory
+/// (issue 28). The lines are the ones swift-prometheus writes (`le` and sums by its
+/// `bucketRepresentation`); `ExpositionOrder` sorts them with the rest.
 final class TargetMetrics: Sendable {
-    /// Bucket bounds of the probe durations: 5 ms to 10 s (the probe timeout is 3 s by default).
-    static let probeBuckets: [Duration] = [
-        .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
-    ]
-
-    /// Bucket bounds of the round trips: 0.5 ms to 5 s.
-    static let roundTripBuckets: [Duration] = [
-        .microseconds(500), .milliseconds(1), .milliseconds(2500), .milliseconds(5), .milliseconds(10),
-        .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
-        .seconds(1), .milliseconds(2500), .seconds(5),
-    ]
-
-    /// What the probes of one family measured of the path (made with its first measurement).
-    private struct QualitySeries {
-        var roundTrips: DurationHistogram
-        /// `icmp://` only, made with its first echo.
-        var echoes: (sent: Counter, received: Counter)?
-        var pathMTU: Gauge?
-    }
-
-    private struct Series {
-        /// This target's alone: every series below is made in it.
-        let registry: PrometheusCollectorRegistry
-        var up: Gauge
-        var duration: DurationHistogram
-        var transitions: Counter
-        /// Every reason, made with the target: a failure that never happened reads 0.
-        var failures: [ProbeFailureReason: Counter]
-        /// Only the families in the target's addresses.
-        var families: [AddressFamily: Gauge] = [:]
-        /// The target as the last document listed it (`nil` before the first): a document changes
-        /// one target or a few, and the others' series need nothing; its state counts changes.
-        var listed: TargetStatus?
-        /// `reachd_target_impaired`, one per impairment, while the family is in the document.
-        var impaired: [AddressFamily: [Impairment: Gauge]] = [:]
-        var quality: [AddressFamily: QualitySeries] = [:]
-    }
-
-    private let byName = Mutex(KeyedSeries<Series>())
+    private let byName = Mutex(KeyedSeries<TargetSeries>())
 
     init() {}
-
-    /// Writes every target's series (families repeat per target: `ExpositionOrder` joins them).
-    func emit(into buffer: inout [UInt8]) {
-        for registry in byName.withLock({ $0.all.map(\.registry) }) { registry.emit(into: &buffer) }
-    }
 
     /// Sets the series of `targets` (the document's), and removes those of targets not in it.
     func update(_ targets: [TargetStatus]) {
         byName.withLock { known in
             known.update(
-                targets, key: \.name, make: { makeSeries($0.name) },
+                targets, key: \.name, make: { _ in TargetSeries() },
                 update: { series, target in
-                    guard series.listed != target else { return }
-                    if let previous = series.listed?.state, previous != target.state {
-                        series.transitions.increment()
-                    }
-                    series.listed = target
-                    series.up.set(to: target.state == .reachable ? 1 : 0)
+                    if let previous = series.listedState, previous != target.state { series.transitions += 1 }
+                    series.listedState = target.state
                     for family in AddressFamily.allCases {
-                        if let status = target[family] {
-                            let gauge =
-                                series.families[family]
-                                ?? series.registry.makeGauge(
-                                    descriptor: .reachd("target_family_up", help: Help.targetFamilyUp),
-                                    labels: [("target", target.name), ("family", family.rawValue)])
-                            gauge.set(to: status.state == .reachable ? 1 : 0)
-                            series.families[family] = gauge
-                            let impaired =
-                                series.impaired[family] ?? makeImpaired(target.name, family, in: series.registry)
-                            for (impairment, gauge) in impaired {
-                                gauge.set(to: status.impairments.contains(impairment) ? 1 : 0)
-                            }
-                            series.impaired[family] = impaired
-                        } else {
-                            if let gauge = series.families.removeValue(forKey: family) {
-                                series.registry.unregisterGauge(gauge)
-                            }
-                            for gauge in series.impaired.removeValue(forKey: family)?.values ?? [:].values {
-                                series.registry.unregisterGauge(gauge)
-                            }
-                        }
+                        let status = target[family]
+                        series[family].isListed = status != nil
+                        series[family].isUp = status?.state == .reachable
+                        series[family].impairments = status?.impairments ?? []
                     }
                 },
-                // A target removed by a reload of --targets-file takes its series with it: its
-                // registry goes with its entry.
                 remove: { _ in })
         }
     }
 
     /// One finished probe of one family of `target`: its duration and why it failed (`nil`: it
-    /// succeeded). Recorded outside the lock.
+    /// succeeded).
     func recordProbe(target: String, duration: Duration, failure: ProbeFailureReason?) {
-        let series = byName.withLock { $0.series(target, make: makeSeries) }
-        series.duration.record(duration)
-        if let failure { series.failures[failure]?.increment() }
+        byName.withLock { known in
+            known.modify(target, make: { _ in TargetSeries() }) { series in
+                series.duration.record(duration)
+                if let failure, let index = ProbeFailureReason.allCases.firstIndex(of: failure) {
+                    series.failures[index] += 1
+                }
+            }
+        }
     }
 
     /// What one probe of one family measured of the path: its round trips, and for `icmp://` the
@@ -118,76 +55,173 @@ final class TargetMetrics: Sendable {
         target: String, family: AddressFamily, roundTrips: [Duration], echoesSent: Int, echoesAnswered: Int,
         pathMTU: Int?
     ) {
-        let quality = byName.withLock { known -> QualitySeries in
-            var series = known.series(target, make: makeSeries)
-            // Every probe after the first of a family: the series are there, nothing to write back.
-            if let quality = series.quality[family], (quality.echoes != nil) == (echoesSent > 0),
-                (quality.pathMTU != nil) || pathMTU == nil
-            {
-                return quality
+        byName.withLock { known in
+            known.modify(target, make: { _ in TargetSeries() }) { series in
+                var quality = series[family]
+                var counts = quality.roundTrips ?? DurationCounts(bounds: TargetSeries.roundTripBuckets)
+                for roundTrip in roundTrips { counts.record(roundTrip) }
+                quality.roundTrips = counts
+                if echoesSent > 0 || quality.echoes != nil {
+                    let echoes = quality.echoes ?? (0, 0)
+                    quality.echoes = (echoes.sent + echoesSent, echoes.received + echoesAnswered)
+                }
+                if let pathMTU { quality.pathMTU = pathMTU }
+                series[family] = quality
             }
-            let (labels, registry) = ([("target", target), ("family", family.rawValue)], series.registry)
-            var quality =
-                series.quality[family]
-                ?? QualitySeries(
-                    roundTrips: registry.makeDurationHistogram(
-                        descriptor: .reachd("target_rtt_seconds", help: Help.roundTrip), labels: labels,
-                        buckets: Self.roundTripBuckets))
-            if echoesSent > 0, quality.echoes == nil {
-                quality.echoes = (
-                    registry.makeCounter(
-                        descriptor: .reachd("target_packets_sent_total", help: Help.sent), labels: labels),
-                    registry.makeCounter(
-                        descriptor: .reachd("target_packets_received_total", help: Help.received), labels: labels)
-                )
-            }
-            if pathMTU != nil, quality.pathMTU == nil {
-                quality.pathMTU = registry.makeGauge(
-                    descriptor: .reachd("target_path_mtu_bytes", help: Help.pathMTU), labels: labels)
-            }
-            series.quality[family] = quality
-            known.replace(target, with: series)
-            return quality
         }
-        for roundTrip in roundTrips { quality.roundTrips.record(roundTrip) }
-        if let echoes = quality.echoes {
-            echoes.sent.increment(by: Int64(echoesSent))
-            echoes.received.increment(by: Int64(echoesAnswered))
-        }
-        if let pathMTU { quality.pathMTU?.set(to: Double(pathMTU)) }
     }
 
-    private func makeImpaired(
-        _ target: String, _ family: AddressFamily, in registry: PrometheusCollectorRegistry
-    ) -> [Impairment: Gauge] {
-        Dictionary(
-            uniqueKeysWithValues: Impairment.allCases.map { impairment in
-                let labels = [("target", target), ("family", family.rawValue), ("impairment", impairment.rawValue)]
-                return (
-                    impairment,
-                    registry.makeGauge(descriptor: .reachd("target_impaired", help: Help.impaired), labels: labels)
-                )
-            })
+    /// Writes every target's series, family by family.
+    func emit(into buffer: inout [UInt8]) {
+        // Copy-on-write: the probes go on recording while the text is written.
+        let targets = byName.withLock { $0.byName }
+        var out = ExpositionLines(bytes: buffer)
+        defer { buffer = out.bytes }
+
+        out.family("target_up", "gauge", Help.targetUp)
+        for (name, series) in targets {
+            out.sample("target_up", target: name, value: series.listedState == .reachable ? "1.0" : "0.0")
+        }
+        out.family("target_probe_duration_seconds", "histogram", Help.probeDuration)
+        for (name, series) in targets {
+            out.histogram("target_probe_duration_seconds", target: name, series.duration, Self.probeBounds)
+        }
+        out.family("target_transitions_total", "counter", Help.targetTransitions)
+        for (name, series) in targets {
+            out.sample("target_transitions_total", target: name, value: String(series.transitions))
+        }
+        out.family("target_probe_failures_total", "counter", Help.probeFailures)
+        for (name, series) in targets {
+            for (reason, count) in zip(ProbeFailureReason.allCases, series.failures) {
+                out.sample(
+                    "target_probe_failures_total", target: name, extra: ("reason", reason.rawValue),
+                    value: String(count))
+            }
+        }
+        emitFamilies(of: targets, into: &out)
     }
 
-    private func makeSeries(_ name: String) -> Series {
-        let registry = PrometheusCollectorRegistry()
-        return Series(
-            registry: registry,
-            up: registry.makeGauge(descriptor: .reachd("target_up", help: Help.targetUp), labels: [("target", name)]),
-            duration: registry.makeDurationHistogram(
-                descriptor: .reachd("target_probe_duration_seconds", help: Help.probeDuration),
-                labels: [("target", name)], buckets: Self.probeBuckets),
-            transitions: registry.makeCounter(
-                descriptor: .reachd("target_transitions_total", help: Help.targetTransitions),
-                labels: [("target", name)]),
-            failures: Dictionary(
-                uniqueKeysWithValues: ProbeFailureReason.allCases.map { reason in
-                    let counter = registry.makeCounter(
-                        descriptor: .reachd("target_probe_failures_total", help: Help.probeFailures),
-                        labels: [("target", name), ("reason", reason.rawValue)])
-                    return (reason, counter)
-                }))
+    /// The families labelled by target and address family.
+    private func emitFamilies(of targets: [String: TargetSeries], into out: inout ExpositionLines) {
+        let families = AddressFamily.allCases
+        out.family("target_family_up", "gauge", Help.targetFamilyUp)
+        for (name, series) in targets {
+            for family in families where series[family].isListed {
+                out.sample("target_family_up", target: name, family: family, value: series[family].isUp ? "1.0" : "0.0")
+            }
+        }
+        out.family("target_impaired", "gauge", Help.impaired)
+        for (name, series) in targets {
+            for family in families where series[family].isListed {
+                for impairment in Impairment.allCases {
+                    let holds = series[family].impairments.contains(impairment)
+                    out.sample(
+                        "target_impaired", target: name, family: family, extra: ("impairment", impairment.rawValue),
+                        value: holds ? "1.0" : "0.0")
+                }
+            }
+        }
+        out.family("target_rtt_seconds", "histogram", Help.roundTrip)
+        for (name, series) in targets {
+            for family in families {
+                guard let counts = series[family].roundTrips else { continue }
+                out.histogram("target_rtt_seconds", target: name, family: family, counts, Self.roundTripBounds)
+            }
+        }
+        out.family("target_packets_sent_total", "counter", Help.sent)
+        for (name, series) in targets {
+            for family in families {
+                guard let echoes = series[family].echoes else { continue }
+                out.sample("target_packets_sent_total", target: name, family: family, value: String(echoes.sent))
+            }
+        }
+        out.family("target_packets_received_total", "counter", Help.received)
+        for (name, series) in targets {
+            for family in families {
+                guard let echoes = series[family].echoes else { continue }
+                out.sample(
+                    "target_packets_received_total", target: name, family: family, value: String(echoes.received))
+            }
+        }
+        out.family("target_path_mtu_bytes", "gauge", Help.pathMTU)
+        for (name, series) in targets {
+            for family in families {
+                guard let mtu = series[family].pathMTU else { continue }
+                out.sample("target_path_mtu_bytes", target: name, family: family, value: Double(mtu).description)
+            }
+        }
+    }
+
+    /// The `le` of each bucket, as swift-prometheus writes a `Duration` (`0.005`, `1.0`).
+    private static let probeBounds = TargetSeries.probeBuckets.map(\.bucketRepresentation)
+    private static let roundTripBounds = TargetSeries.roundTripBuckets.map(\.bucketRepresentation)
+}
+
+/// Lines of the text format for `TargetMetrics`: a family's `# HELP` and `# TYPE` are written
+/// with its first sample, so a family without any is not shown at all.
+private struct ExpositionLines {
+    var bytes: [UInt8]
+    private var pendingHead: (name: String, type: String, help: String)?
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    /// The family the next samples belong to.
+    mutating func family(_ name: String, _ type: String, _ help: String) {
+        pendingHead = (name, type, help)
+    }
+
+    /// `reachd_NAME{target="T",family="F",KEY="V"} VALUE` (family and the extra label optional).
+    mutating func sample(
+        _ name: String, suffix: String = "", target: String, family: AddressFamily? = nil,
+        extra: (String, String)? = nil, value: String
+    ) {
+        writeHead()
+        append("reachd_")
+        append(name)
+        append(suffix)
+        append("{target=\"")
+        append(target)
+        append("\"")
+        if let family {
+            append(",family=\"")
+            append(family.rawValue)
+            append("\"")
+        }
+        if let (key, labelValue) = extra {
+            append(",")
+            append(key)
+            append("=\"")
+            append(labelValue)
+            append("\"")
+        }
+        append("} ")
+        append(value)
+        bytes.append(UInt8(ascii: "\n"))
+    }
+
+    /// A histogram's cumulative buckets, `+Inf`, `_sum` and `_count`.
+    mutating func histogram(
+        _ name: String, target: String, family: AddressFamily? = nil, _ counts: DurationCounts, _ bounds: [String]
+    ) {
+        for (bound, count) in zip(bounds, counts.cumulative) {
+            sample(name, suffix: "_bucket", target: target, family: family, extra: ("le", bound), value: String(count))
+        }
+        sample(
+            name, suffix: "_bucket", target: target, family: family, extra: ("le", "+Inf"), value: String(counts.count))
+        sample(name, suffix: "_sum", target: target, family: family, value: counts.sum.bucketRepresentation)
+        sample(name, suffix: "_count", target: target, family: family, value: String(counts.count))
+    }
+
+    private mutating func writeHead() {
+        guard let head = pendingHead else { return }
+        pendingHead = nil
+        append("# HELP reachd_\(head.name) \(head.help)\n# TYPE reachd_\(head.name) \(head.type)\n")
+    }
+
+    private mutating func append(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
     }
 }
 
