@@ -274,6 +274,44 @@ struct ServerMetricsTests {
         #expect(text["reachd_target_probe_duration_seconds_bucket", db + [("le", "+Inf")]] == 2)
     }
 
+    /// A family's path series come with its first measurement and stay: round trips for every
+    /// kind, echoes counted and the path MTU for `icmp://` only; a bound is `le`-inclusive.
+    @Test func qualitySeriesComeWithTheFirstMeasurementOfAFamily() {
+        let metrics = ServerMetrics()
+        metrics.update(Self.document(targets: [TargetStatus(name: "gw", url: "icmp://gw.test", since: Self.since)]))
+        #expect(render(metrics).series(of: "reachd_target_rtt_seconds_count").isEmpty)
+        metrics.recordQuality(
+            target: "gw", family: .ipv6, roundTrips: [.microseconds(500), .milliseconds(3)], echoesSent: 3,
+            echoesAnswered: 2, pathMTU: nil)
+        metrics.recordQuality(
+            target: "gw", family: .ipv6, roundTrips: [.milliseconds(7)], echoesSent: 3, echoesAnswered: 1,
+            pathMTU: 1400)
+        metrics.recordQuality(
+            target: "web", family: .ipv4, roundTrips: [.milliseconds(1)], echoesSent: 0, echoesAnswered: 0,
+            pathMTU: nil)
+        let text = render(metrics)
+        let gw = [("target", "gw"), ("family", "ipv6")]
+        #expect(text["reachd_target_rtt_seconds_count", gw] == 3)
+        #expect(text["reachd_target_rtt_seconds_sum", gw] == 0.0105)
+        #expect(text["reachd_target_rtt_seconds_bucket", gw + [("le", "0.0005")]] == 1)
+        #expect(text["reachd_target_rtt_seconds_bucket", gw + [("le", "0.005")]] == 2)
+        #expect(text["reachd_target_rtt_seconds_bucket", gw + [("le", "0.01")]] == 3)
+        #expect(text["reachd_target_rtt_seconds_bucket", gw + [("le", "+Inf")]] == 3)
+        #expect(text["reachd_target_packets_sent_total", gw] == 6)
+        #expect(text["reachd_target_packets_received_total", gw] == 3)
+        #expect(text["reachd_target_path_mtu_bytes", gw] == 1400)
+        #expect(text.series(of: "reachd_target_rtt_seconds_count").count == 2, "the web target's too")
+        // In the order written: the bounds ascend, each once (a 2.5 s among the milliseconds did not).
+        let lines = String(decoding: metrics.render(sseClients: 0), as: UTF8.self).split(separator: "\n")
+        let bounds = lines.filter { $0.hasPrefix("reachd_target_rtt_seconds_bucket{target=\"gw\"") }
+            .compactMap { $0.split(separator: "le=\"").last?.split(separator: "\"").first.map(String.init) }
+        #expect(bounds.count == 14 && bounds.last == "+Inf", "\(bounds)")
+        let finite = bounds.dropLast().compactMap(Double.init)
+        #expect(finite == finite.sorted() && Set(finite).count == finite.count, "\(bounds)")
+        #expect(text.series(of: "reachd_target_packets_sent_total").count == 1, "tcp and http send no echoes")
+        #expect(text.series(of: "reachd_target_path_mtu_bytes").count == 1)
+    }
+
     @Test func everyTargetHasEveryFailureReasonFromItsFirstDocument() {
         let metrics = ServerMetrics()
         metrics.update(Self.document(targets: [TargetStatus(name: "db", url: "tcp://db.test:1", since: Self.since)]))

@@ -29,9 +29,10 @@ struct TargetSeries {
         .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
     ]
 
-    /// Bucket bounds of the round trips: 0.5 ms to 5 s.
+    /// Bucket bounds of the round trips: 0.5 ms to 5 s, ascending (the third was once 2.5 s for
+    /// 2.5 ms: `le="2.5"` twice and out of order in every scrape).
     static let roundTripBuckets: [Duration] = [
-        .microseconds(500), .milliseconds(1), .milliseconds(2500), .milliseconds(5), .milliseconds(10),
+        .microseconds(500), .milliseconds(1), .microseconds(2500), .milliseconds(5), .milliseconds(10),
         .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500),
         .seconds(1), .milliseconds(2500), .seconds(5),
     ]
