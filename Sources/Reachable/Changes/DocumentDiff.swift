@@ -61,11 +61,15 @@ public enum DocumentDiff {
         _ old: [(name: String, value: JSONValue)], _ new: [(name: String, value: JSONValue)], at path: [String],
         into changes: inout [FieldChange]
     ) {
+        // By name through a dictionary, never a search per entry: 10,000 targets made that
+        // 100 million string comparisons per document (a link-down's document took a second).
+        let newIndex = Dictionary(new.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let oldNames = Set(old.map(\.name))
         for entry in old {
-            let after = new.first { $0.name == entry.name }?.value ?? .null
+            let after = newIndex[entry.name].map { new[$0].value } ?? .null
             compare(entry.value, after, at: path + [entry.name], into: &changes)
         }
-        for entry in new where !old.contains(where: { $0.name == entry.name }) {
+        for entry in new where !oldNames.contains(entry.name) {
             changes.append(FieldChange(path: path + [entry.name], from: .null, to: entry.value))
         }
     }

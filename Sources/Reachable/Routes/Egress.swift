@@ -38,4 +38,11 @@ extension Set<RouteQuestion> {
     package func addresses(via egress: Egress) -> Set<IPAddress> {
         Set<IPAddress>(lazy.filter { $0.egress == egress }.map(\.address))
     }
+
+    /// The addresses among these questions by the egress they were asked out of, in one pass: a
+    /// source with thousands of targets looks each one's up here, never builds a set per target
+    /// (that made a link-down at 10,000 targets take minutes — 100 million insertions).
+    package var addressesByEgress: [Egress: Set<IPAddress>] {
+        reduce(into: [:]) { groups, question in groups[question.egress, default: []].insert(question.address) }
+    }
 }
