@@ -95,6 +95,7 @@ let package = Package(
             dependencies: [
                 "CProbeLibraries", "CICMP", "Reachable",
                 .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: swiftSettings
         ),

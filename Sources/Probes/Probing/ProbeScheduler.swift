@@ -1,3 +1,4 @@
+import DequeModule
 import Reachable
 
 /// The one probe-run mechanism shared by the targets, the connectivity check and the nameserver
@@ -11,6 +12,11 @@ import Reachable
 /// the document, say when to run again). That is all a new probing source writes. A run may
 /// report a part of its result before it ends (a family resolved before the other: RFC 8305);
 /// a part is recorded like a result, under the same rules, but only the end schedules the next run.
+///
+/// With `maxRunsInFlight` (the targets), no more runs than that are under way at once: a round of
+/// 10,000 waits its turn in order, and each run's timeout counts from its own start, not the
+/// round's. All at once, every transfer was walked on every wake-up and thousands ran out of time
+/// before they were sent (`unreachable (timeout)` after a link came back, issue 28).
 ///
 /// Unchecked `Sendable`: confined to the probe engine's thread. Every entry point (`start`,
 /// `runAll`, `resize`) hops onto it with `engine.perform`; runs, completions and timers already
@@ -39,6 +45,16 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
     /// The regular interval between runs, if rounds are to be spread across it (`spread`).
     private let spreadInterval: Duration?
     private var generations = 0
+    /// At most this many runs under way (`nil`: no limit); the rest wait in `waiting`.
+    private let maxRunsInFlight: Int?
+    private var runsInFlight = 0
+    /// Items whose run waits for room, in order, each once; `waitingInRound` as `beganInRound`.
+    private var waiting = Deque<Int>()
+    private var isWaiting: [Bool]
+    private var waitingInRound: [Bool]
+    /// A run may end while it is being started (no route: nothing to send): the loop admitting
+    /// waiting runs goes on instead of recursing once per item.
+    private var isAdmitting = false
     /// Runs numbered below this began before the last `resize`: their item may be another now.
     private var firstOfThisSize = 0
 
@@ -46,9 +62,10 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
     ///   - timerSource: names this source's timers apart from every other source's.
     ///   - spreadInterval: the regular interval, when the runs after a round are to be spread
     ///     across it (the targets; `spread`).
+    ///   - maxRunsInFlight: at most this many runs under way at once (the targets).
     init(
         engine: ProbeEngine, monitor: NetworkMonitor, items: Int, timerSource: EngineTimerKey.Source,
-        spreadInterval: Duration? = nil,
+        spreadInterval: Duration? = nil, maxRunsInFlight: Int? = nil,
         run: @escaping Run,
         record: @escaping Record
     ) {
@@ -56,10 +73,13 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         self.monitor = monitor
         self.timerSource = timerSource
         self.spreadInterval = spreadInterval
+        self.maxRunsInFlight = maxRunsInFlight
         self.run = run
         self.record = record
         runs = Array(repeating: ProbeRuns(), count: items)
         beganInRound = Array(repeating: false, count: items)
+        isWaiting = Array(repeating: false, count: items)
+        waitingInRound = Array(repeating: false, count: items)
     }
 
     /// How many items' runs are spread into one group (`spread`). Measured (perf, 1,000 http
@@ -86,6 +106,9 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
     func resize(to items: Int) {
         runs = Array(repeating: ProbeRuns(), count: items)
         beganInRound = Array(repeating: false, count: items)
+        isWaiting = Array(repeating: false, count: items)
+        waitingInRound = Array(repeating: false, count: items)
+        waiting = []
         firstOfThisSize = generations + 1
     }
 
@@ -93,12 +116,40 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         for item in runs.indices { begin(item, inRound: true) }
     }
 
+    /// Begins a run of `item` now, or as soon as there is room (`maxRunsInFlight`).
     private func begin(_ item: Int, inRound: Bool = false) {
+        guard item < runs.count else { return }
+        if let limit = maxRunsInFlight, runsInFlight >= limit || !waiting.isEmpty {
+            waitingInRound[item] = waitingInRound[item] || inRound
+            if !isWaiting[item] {
+                isWaiting[item] = true
+                waiting.append(item)
+            }
+            return admitWaiting()
+        }
+        startRun(item, inRound: inRound)
+    }
+
+    /// Starts the waiting runs there is room for, in order.
+    private func admitWaiting() {
+        guard !isAdmitting else { return }
+        isAdmitting = true
+        defer { isAdmitting = false }
+        while runsInFlight < maxRunsInFlight ?? .max, let item = waiting.popFirst() {
+            guard item < runs.count else { continue }
+            isWaiting[item] = false
+            let inRound = waitingInRound[item]
+            waitingInRound[item] = false
+            startRun(item, inRound: inRound)
+        }
+    }
+
+    private func startRun(_ item: Int, inRound: Bool) {
         generations += 1
         let generation = generations
-        guard item < runs.count else { return }
         beganInRound[item] = inRound
         guard runs[item].begin(generation) else { return }
+        runsInFlight += 1
         let epoch = monitor.networkEpoch
         run(
             item, { [self] part in recordPart(item, generation, epoch, part) },
@@ -112,6 +163,8 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
     }
 
     private func finish(_ item: Int, _ generation: Int, _ epoch: UInt64, _ result: Result?) {
+        runsInFlight -= 1
+        defer { admitWaiting() }
         guard generation >= firstOfThisSize, item < runs.count else { return }
         switch runs[item].finish(generation) {
         case .stale: return

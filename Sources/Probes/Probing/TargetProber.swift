@@ -17,6 +17,11 @@ final class TargetProber: Sendable {
     private let scheduler: ProbeScheduler<ProbePipeline.Result>
     let monitor: NetworkMonitor
 
+    /// The target runs under way at once; a round of more waits its turn (`ProbeScheduler`).
+    /// Rounds are spread in groups of 100 after the first, so only a round (start, a network
+    /// change, a reload) ever reaches it.
+    static var maxRunsInFlight: Int { 1000 }
+
     /// - Parameters:
     ///   - monitor: its document already lists the targets as `unknown`
     ///     (`ProbeConfiguration.initialTargets`), so their `since` is kept.
@@ -39,7 +44,7 @@ final class TargetProber: Sendable {
         let limits = configuration.qualityLimits
         scheduler = ProbeScheduler(
             engine: engine, monitor: monitor, items: configuration.targets.count, timerSource: .targets,
-            spreadInterval: interval,
+            spreadInterval: interval, maxRunsInFlight: Self.maxRunsInFlight,
             run: { item, report, completion in
                 let (spec, previous) = books.withLock { ($0[item].spec, $0[item].addresses) }
                 pipeline.run(
@@ -79,9 +84,9 @@ final class TargetProber: Sendable {
                 judge: { unroutable, _, now, publish in
                     books.withLock { books in
                         guard !unroutable.isEmpty else { return publish { _ in } }
+                        let gone = unroutable.addressesByEgress
                         for index in books.indices {
-                            let gone = unroutable.addresses(via: books[index].spec.egress)
-                            books[index].routesGone(gone, evaluator: evaluator, at: now)
+                            books[index].routesGone(gone[books[index].spec.egress] ?? [], evaluator: evaluator, at: now)
                         }
                         let statuses = books.map(\.status)
                         // By place, not by name: a link down at 10,000 targets is one pass over them
