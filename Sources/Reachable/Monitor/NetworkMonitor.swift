@@ -32,9 +32,11 @@ public final class NetworkMonitor: Sendable {
         var failure: MonitorFailure?
         var routing = RoutingSnapshot()
         var gates: [RouteGate] = []
-        /// Bumped by every batch of kernel notifications, in the update that publishes it: a
-        /// probe result from a run begun before it is stale (`update(ifEpoch:)`).
+        /// Bumped by every batch of kernel notifications when it arrives and in the update that
+        /// publishes it: a probe result from a run begun before it is stale (`update(ifEpoch:)`).
         var epoch: UInt64 = 0
+        /// From `batchArrived` until the batch is published: deferred results wait for it.
+        var batchUnderWay = false
     }
 
     private let state: Mutex<State>
@@ -96,6 +98,13 @@ public final class NetworkMonitor: Sendable {
             state.withLock {
                 $0.failure = nil
                 $0.routing = routing
+                if batch != nil { $0.epoch += 1 }  // also after a reconnection, which has no `batchArrived`
+            }
+            defer {
+                // What the probes applied while the batch was judged, after its document: not
+                // left for the engine's next turn.
+                state.withLock { $0.batchUnderWay = false }
+                publishDeferred()
             }
             guard let batch else {
                 update { $0.path = path }
@@ -105,12 +114,22 @@ public final class NetworkMonitor: Sendable {
             // that probes (one document per change, see `RouteGate`).
             publish(path, judgedBy: gateVerdicts(batch)[...], edits: [], at: Date())
             notifyNetworkChanged()
+        case .batchArrived:
+            // From now, not only when the batch is published: reading, deriving and judging it
+            // takes a second at 10,000 targets, and a result of a run begun before the link went
+            // down came in between, as a document of its own (fleet bench, issue 28).
+            state.withLock {
+                $0.epoch += 1
+                $0.batchUnderWay = true
+            }
         case .networkChanged:
+            state.withLock { $0.batchUnderWay = false }
             update(bumpingEpoch: true) { _, _ in }
             notifyNetworkChanged()
         case .unobservable(let cause, let attempts, let givenUp):
-            if givenUp {
-                state.withLock { $0.failure = MonitorFailure(.connectionLost(attempts: attempts), cause: cause) }
+            state.withLock { state in
+                state.batchUnderWay = false
+                if givenUp { state.failure = MonitorFailure(.connectionLost(attempts: attempts), cause: cause) }
             }
             update { $0.path = .unknown }
         }
@@ -247,10 +266,15 @@ public final class NetworkMonitor: Sendable {
         return applied
     }
 
-    /// Publishes what deferred updates applied (one document, if the content changed).
+    /// Publishes what deferred updates applied (one document, if the content changed) — unless a
+    /// batch of kernel notifications is waiting or being judged: its document carries them, as
+    /// every publication carries what was deferred. A probe that found a route gone is ahead of
+    /// the batch that says so; published alone, its verdict made a document before the link-down's
+    /// one (fleet bench: 100 targets `no-route` while the path still read `reachable`).
     package func publishDeferred() {
+        if source?.notificationsPending() == true { return }
         state.withLock { state in
-            guard !state.isClosed, let next = state.deferred.take() else { return }
+            guard !state.isClosed, !state.batchUnderWay, let next = state.deferred.take() else { return }
             Self.publish(next, in: &state)
         }
     }

@@ -28,6 +28,9 @@ final class NetlinkSource: @unchecked Sendable {
         /// need to judge the kernel's answers. `batch` is set when it follows a drained batch of
         /// notifications: it answers route questions on this thread, valid only during the report.
         case path(NetworkPath, RoutingSnapshot, batch: RouteQuestions?)
+        /// Notifications are waiting: a batch is about to be read, derived and judged. Said
+        /// first, so that what probes learn meanwhile is known to come from before it.
+        case batchArrived
         /// A batch was drained but no reading could be taken (a passing lookup failure): whatever
         /// depends on routes should still re-run now.
         case networkChanged
@@ -53,7 +56,11 @@ final class NetlinkSource: @unchecked Sendable {
         var parser = NetlinkParser()
     }
 
-    private var connection: Connection
+    private var connection: Connection {
+        didSet { eventDescriptor.store(connection.events.descriptor, ordering: .relaxed) }
+    }
+    /// The event socket's descriptor, for `notificationsPending` on other threads.
+    private let eventDescriptor = Atomic<Int32>(-1)
     private var table = NetworkTable()
     /// What the batch being read removed; lookups wait until the kernel has unlinked it.
     private var removedRoutes = RemovedRoutes()
@@ -78,6 +85,14 @@ final class NetlinkSource: @unchecked Sendable {
         classifier = TransportClassifier(facts: configuration.interfaceFacts)
         connection = try Self.connect(configuration)
         wakeUp = try WakeUpEvent()
+        eventDescriptor.store(connection.events.descriptor, ordering: .relaxed)
+    }
+
+    /// Whether the kernel has queued notifications this source has not read yet (from any
+    /// thread): a probe that finds a route gone may be ahead of the batch that says so.
+    func notificationsPending() -> Bool {
+        var descriptor = pollfd(fd: eventDescriptor.load(ordering: .relaxed), events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, 0) > 0 && descriptor.revents & Int16(POLLIN) != 0
     }
 
     private static func connect(_ configuration: MonitorConfiguration) throws(SystemError) -> Connection {
@@ -148,6 +163,7 @@ final class NetlinkSource: @unchecked Sendable {
                 return error
             }
             if descriptors[1].revents != 0 { return nil }
+            if descriptors[0].revents != 0 { report(.batchArrived) }
             do {
                 removedRoutes = RemovedRoutes()
                 if ready > 0 { try awaitAddressRemovals(after: try drain(buffer: buffer), buffer: buffer) }
