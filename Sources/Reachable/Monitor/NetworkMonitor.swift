@@ -272,7 +272,10 @@ public final class NetworkMonitor: Sendable {
     /// the batch that says so; published alone, its verdict made a document before the link-down's
     /// one (fleet bench: 100 targets `no-route` while the path still read `reachable`).
     package func publishDeferred() {
-        if source?.notificationsPending() == true { return }
+        // The kernel is asked (a poll that does not wait) only when there is something to hold.
+        guard state.withLock({ $0.deferred != nil && !$0.batchUnderWay }),
+            source?.notificationsPending() != true
+        else { return }
         state.withLock { state in
             guard !state.isClosed, !state.batchUnderWay, let next = state.deferred.take() else { return }
             Self.publish(next, in: &state)
