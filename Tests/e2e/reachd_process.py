@@ -19,10 +19,20 @@ def reachd_binary() -> str:
     return os.environ.get("REACHD_BIN", str(ROOT / ".build" / "debug" / "reachd"))
 
 
+_ports_given: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now and never handed out before in this run: the kernel may pick the same one
+    again once the probing socket is closed, and two reachds started together then shared it —
+    the second failed to listen while the first answered its readiness check (CI, once)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _ports_given:
+            _ports_given.add(port)
+            return port
 
 
 class Reachd:
