@@ -54,8 +54,8 @@ struct ExpositionOrderTests {
     }
 
     @Test func aFamilyWrittenByTwoRegistriesIsOneFamily() {
-        // Each target's series live in a registry of its own (TargetMetrics): its families come
-        // again after the main registry's, HELP and TYPE included.
+        // Two writers of one buffer naming the same family (as per-target registries once did):
+        // it comes again, HELP and TYPE included, and is joined.
         let text = """
             # HELP reachd_t t
             # TYPE reachd_t histogram

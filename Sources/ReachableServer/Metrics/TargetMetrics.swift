@@ -42,7 +42,7 @@ final class TargetMetrics: Sendable {
         byName.withLock { known in
             known.modify(target, make: { _ in TargetSeries() }) { series in
                 series.duration.record(duration)
-                if let failure, let index = ProbeFailureReason.allCases.firstIndex(of: failure) {
+                if let failure, let index = TargetSeries.reasons.firstIndex(of: failure) {
                     series.failures[index] += 1
                 }
             }
@@ -92,7 +92,7 @@ final class TargetMetrics: Sendable {
         }
         out.family("target_probe_failures_total", "counter", Help.probeFailures)
         for (name, series) in targets {
-            for (reason, count) in zip(ProbeFailureReason.allCases, series.failures) {
+            for (reason, count) in zip(TargetSeries.reasons, series.failures) {
                 out.sample(
                     "target_probe_failures_total", target: name, extra: ("reason", reason.rawValue),
                     value: String(count))

@@ -11,8 +11,12 @@ struct TargetSeries {
     var listedState: TargetStatus.State?
     var transitions = 0
     var duration = DurationCounts(bounds: TargetSeries.probeBuckets)
-    /// Indexed like `ProbeFailureReason.allCases`: every reason from the start, at 0.
-    var failures = [Int](repeating: 0, count: ProbeFailureReason.allCases.count)
+    /// Indexed like `reasons`: every reason from the start, at 0.
+    var failures = [Int](repeating: 0, count: TargetSeries.reasons.count)
+
+    /// `ProbeFailureReason.allCases` made once (the property builds a new array at every use,
+    /// and a probe's failure is counted by its index here).
+    static let reasons = ProbeFailureReason.allCases
     var ipv4 = FamilySeries()
     var ipv6 = FamilySeries()
 
