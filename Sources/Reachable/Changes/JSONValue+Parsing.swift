@@ -105,6 +105,33 @@ private struct Parser {
 
     private mutating func string() throws(JSONValue.ParseError) -> String {
         index += 1
+        // Most strings have no escape: validated in place, one allocation (a document of
+        // 10,000 targets is 100,000 strings; collecting each byte first took 400 ms).
+        let start = index
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: "\""):
+                index += 1
+                let text = bytes.withUnsafeBufferPointer { all in
+                    String(validating: UnsafeBufferPointer(rebasing: all[start..<index - 1]), as: UTF8.self)
+                }
+                guard let text else { throw failure("invalid UTF-8 in a string") }
+                return text
+            case UInt8(ascii: "\\"):
+                index = start
+                return try escapedString()
+            case 0..<0x20:
+                index += 1
+                throw failure("a control character in a string")
+            default:
+                index += 1
+            }
+        }
+        throw failure("a string is not closed")
+    }
+
+    /// A string with escapes, from just after its opening quote.
+    private mutating func escapedString() throws(JSONValue.ParseError) -> String {
         var scalars = String.UnicodeScalarView()
         var run: [UInt8] = []
         while true {
