@@ -4,6 +4,7 @@
 // libmnl plus the kernel's rtnetlink headers: everything the netlink source parses.
 #include <libmnl/libmnl.h>
 #include <linux/rtnetlink.h>
+#include <linux/fib_rules.h>
 #include <linux/if_link.h>
 #include <linux/if_addr.h>
 #include <linux/if_arp.h>

@@ -135,12 +135,13 @@ public final class NetworkMonitor: Sendable {
         }
     }
 
-    /// Asks the kernel every gate's questions (on the netlink thread, no lock held).
+    /// Asks the kernel every gate's questions (on the netlink thread, no lock held), all in one
+    /// batch: a question two gates share is asked once.
     private func gateVerdicts(_ questions: RouteQuestions) -> [(RouteGate, Set<RouteQuestion>)] {
         let gates = state.withLock { $0.gates }
-        return gates.map { gate in
-            (gate, Set(gate.questions().filter { questions.verdict($0) == .noRoute }))
-        }
+        let asked = gates.map { $0.questions() }
+        let unroutable = questions.unroutable(Array(Set(asked.joined())))
+        return zip(gates, asked).map { gate, questions in (gate, Set(questions.filter(unroutable.contains))) }
     }
 
     /// Publishes a batch: each gate judges it holding its own lock, outside the monitor's; inside

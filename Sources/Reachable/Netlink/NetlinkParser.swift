@@ -17,8 +17,25 @@ public struct NetlinkParser: Sendable {
     }
 
     public mutating func parse(_ datagram: UnsafeRawBufferPointer) -> [NetlinkEnvelope] {
-        guard let base = datagram.baseAddress, !datagram.isEmpty else { return [] }
         var result: [NetlinkEnvelope] = []
+        let framed = Self.forEachMessage(in: datagram) { header in
+            if let message = parseOne(header) {
+                result.append(
+                    NetlinkEnvelope(
+                        message: message, sequence: header.pointee.nlmsg_seq, flags: header.pointee.nlmsg_flags)
+                )
+            }
+        }
+        if !framed { malformedCount += 1 }
+        return result
+    }
+
+    /// Calls `body` with each message of one datagram whose length fits; returns false when a
+    /// header claims more than the datagram holds (the rest cannot be framed and is skipped).
+    static func forEachMessage(
+        in datagram: UnsafeRawBufferPointer, _ body: (UnsafeMutablePointer<nlmsghdr>) -> Void
+    ) -> Bool {
+        guard let base = datagram.baseAddress, !datagram.isEmpty else { return true }
         var remaining = Int32(clamping: datagram.count)
         var header = UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: nlmsghdr.self))
         while remaining > 0 {
@@ -27,19 +44,12 @@ public struct NetlinkParser: Sendable {
             let headerSize = Int(MemoryLayout<nlmsghdr>.size)
             let length = Int(remaining) >= headerSize ? Int(header.pointee.nlmsg_len) : 0
             guard length >= headerSize, (length + 3) & ~3 <= Int(remaining), mnl_nlmsg_ok(header, remaining) else {
-                // A header that claims more than the datagram holds: the rest cannot be framed.
-                malformedCount += 1
-                break
+                return false
             }
-            if let message = parseOne(header) {
-                result.append(
-                    NetlinkEnvelope(
-                        message: message, sequence: header.pointee.nlmsg_seq, flags: header.pointee.nlmsg_flags)
-                )
-            }
+            body(header)
             header = mnl_nlmsg_next(header, &remaining)
         }
-        return result
+        return true
     }
 
     public mutating func parse(_ bytes: [UInt8]) -> [NetlinkEnvelope] {

@@ -56,6 +56,67 @@ final class NetlinkRequester {
         }
     }
 
+    /// What a dump of route prefixes found.
+    enum PrefixDump {
+        case read(RoutePrefixes)
+        /// More routes and rules than the limit (a host fed a full BGP table).
+        case tooMany
+        /// Interrupted by a change (which is a batch of its own) or unreadable; answers to a dump
+        /// abandoned midway are dropped by their sequence number.
+        case failed
+    }
+
+    /// Every route's destination and every rule's `to` prefix, both families, all tables
+    /// (`RoutePrefixes`: what groups a batch's route questions), if there are at most `limit`.
+    func routePrefixes(limit: Int) -> PrefixDump {
+        do {
+            return try dumpRoutePrefixes(limit: limit)
+        } catch {
+            return .failed
+        }
+    }
+
+    private func dumpRoutePrefixes(limit: Int) throws(SystemError) -> PrefixDump {
+        var prefixes = RoutePrefixes()
+        var count = 0
+        var complete = true
+        for type in [RTM_GETROUTE, RTM_GETRULE] {
+            let sequence = nextSequence()
+            try socket.send(NetlinkRequests.dump(Int32(type), sequence: sequence))
+            var done = false
+            while !done {
+                guard let received = try socket.receive(into: buffer) else {
+                    throw SystemError("recvfrom", code: EAGAIN)
+                }
+                var failure: Int32 = 0
+                let framed = NetlinkParser.forEachMessage(in: UnsafeRawBufferPointer(rebasing: buffer[0..<received])) {
+                    header in
+                    guard header.pointee.nlmsg_seq == sequence, !done else { return }
+                    if header.pointee.nlmsg_flags & UInt16(NLM_F_DUMP_INTR) != 0 { complete = false }
+                    switch Int32(header.pointee.nlmsg_type) {
+                    case NLMSG_DONE:
+                        done = true
+                    case NLMSG_ERROR:
+                        let error = mnl_nlmsg_get_payload(header).assumingMemoryBound(to: nlmsgerr.self)
+                        let code =
+                            mnl_nlmsg_get_payload_len(header) >= MemoryLayout<nlmsgerr>.size
+                            ? 0 &- error.pointee.error : EPROTO
+                        failure = code == 0 ? EPROTO : code  // an acknowledgement does not end a dump
+                        done = true
+                    default:
+                        count += 1
+                        // Past the limit the dump is still read to its end (one request at a time).
+                        if count <= limit { prefixes.note(header) }
+                    }
+                }
+                if !framed { complete = false }
+                if failure != 0 { throw SystemError("dump", code: failure) }
+            }
+        }
+        guard count <= limit else { return .tooMany }
+        return complete ? .read(prefixes) : .failed
+    }
+
     /// Applies every message of one dump to a copy of `table` that starts from `reset`, and
     /// installs it when the dump completes. A dump the kernel marks interrupted (the state
     /// changed while it was read) is asked again.

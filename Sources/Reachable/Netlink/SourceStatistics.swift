@@ -17,6 +17,9 @@ public struct SourceStatistics: Sendable, Equatable {
     /// Times a lookup found the kernel still matching a route it had announced removed, and
     /// waited before asking again (`RemovedRoutes`).
     public var staleLookups = 0
+    /// Route questions of a batch answered by the lookup of another address in the same group
+    /// (`RoutePrefixes`), without asking the kernel.
+    public var groupedRouteQuestions = 0
 
     public init() {}
 }

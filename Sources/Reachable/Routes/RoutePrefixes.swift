@@ -1,0 +1,108 @@
+/// The prefixes that can tell two destinations apart in a route lookup: every route's
+/// destination in every table and every rule's `to` selector, read from the kernel in one dump
+/// (`NetlinkRequester.routePrefixes`). So a batch of route questions needs one lookup per group,
+/// not one per address: 10,000 targets behind one default route are one question.
+///
+/// Why a group is answered alike: prefixes nest or are disjoint, so two addresses whose longest
+/// containing prefix is the same lie in exactly the same routes and rules, and the kernel's
+/// rule walk and longest-prefix match take the same steps for both. A route the kernel is still
+/// unlinking when the dump is read (`RemovedRoutes`) only splits groups further — safe. What
+/// does depend on the address itself is a multipath route's (or a nexthop object's) choice of
+/// next hop, a hash of the destination: a family that has one is not grouped at all.
+package struct RoutePrefixes: Sendable {
+    /// One prefix of one family, its bits past `length` cleared; `length` -1 is the group of the
+    /// addresses no prefix contains.
+    package struct Group: Hashable, Sendable {
+        var isIPv6: Bool
+        var length: Int
+        var high: UInt64
+        var low: UInt64
+    }
+
+    private var prefixes: Set<Group> = []
+    /// Each family's prefix lengths, longest first: the ones worth trying for an address.
+    private var lengths: [Bool: [Int]] = [false: [], true: []]
+    private var ungrouped: Set<Bool> = []
+
+    package init() {}
+
+    /// Adds a route's destination or a rule's `to` prefix (`bytes`: 4 or 16 network-order bytes,
+    /// only the first `length` bits count). A prefix that does not fit its family leaves the
+    /// family ungrouped: nothing unread is guessed.
+    package mutating func insert(_ bytes: [UInt8], length: Int) {
+        let isIPv6 = bytes.count == 16
+        guard bytes.count == 4 || isIPv6, length >= 0, length <= bytes.count * 8 else {
+            ungrouped.insert(isIPv6)
+            return
+        }
+        let group = Self.group(bytes, length: length)
+        guard prefixes.insert(group).inserted, lengths[isIPv6]?.contains(length) == false else { return }
+        lengths[isIPv6, default: []].append(length)
+        lengths[isIPv6]?.sort(by: >)
+    }
+
+    /// A family whose lookups may differ inside one prefix (a multipath route, a nexthop
+    /// object, something unreadable): each of its addresses is asked on its own.
+    package mutating func refuseGrouping(of family: AddressFamily) {
+        ungrouped.insert(family == .ipv6)
+    }
+
+    /// The group `address` is answered with: its longest containing prefix; `nil` when its
+    /// family is not grouped.
+    package func group(of address: IPAddress) -> Group? {
+        let isIPv6 = address.isIPv6
+        guard !ungrouped.contains(isIPv6) else { return nil }
+        for length in lengths[isIPv6] ?? [] {
+            let candidate = Self.group(address.bytes, length: length)
+            if prefixes.contains(candidate) { return candidate }
+        }
+        return Group(isIPv6: isIPv6, length: -1, high: 0, low: 0)
+    }
+
+    /// Those of `questions` without a usable route (`RouteVerdict.noRoute`): one question asked
+    /// per egress and group, its verdict given to the rest of the group. A verdict that decides
+    /// nothing (`unknown`, a passing failure to ask) is not shared: the next one asks again.
+    package func unroutable(
+        among questions: [RouteQuestion], asking ask: (RouteQuestion) -> RouteVerdict
+    ) -> Set<RouteQuestion> {
+        struct Key: Hashable {
+            var egress: Egress
+            var group: Group
+        }
+        var answered: [Key: RouteVerdict] = [:]
+        var result: Set<RouteQuestion> = []
+        for question in questions {
+            let key = group(of: question.address).map { Key(egress: question.egress, group: $0) }
+            let verdict: RouteVerdict
+            if let key, let known = answered[key] {
+                verdict = known
+            } else {
+                verdict = ask(question)
+                if let key, verdict != .unknown { answered[key] = verdict }
+            }
+            if verdict == .noRoute { result.insert(question) }
+        }
+        return result
+    }
+
+    /// `bytes` cut to `length` bits, as two 64-bit halves (IPv4 in the high half).
+    private static func group(_ bytes: [UInt8], length: Int) -> Group {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for (index, byte) in bytes.enumerated() {
+            if index < 8 {
+                high |= UInt64(byte) << UInt64(56 - 8 * index)
+            } else {
+                low |= UInt64(byte) << UInt64(56 - 8 * (index - 8))
+            }
+        }
+        high &= mask(keeping: min(length, 64))
+        low &= mask(keeping: max(length - 64, 0))
+        return Group(isIPv6: bytes.count == 16, length: length, high: high, low: low)
+    }
+
+    /// A 64-bit word with its first `bits` bits set.
+    private static func mask(keeping bits: Int) -> UInt64 {
+        bits == 0 ? 0 : ~UInt64(0) << UInt64(64 - bits)
+    }
+}
