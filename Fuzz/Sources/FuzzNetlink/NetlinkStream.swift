@@ -115,6 +115,13 @@ enum NetlinkStream {
             let malformedBefore = parser.malformedCount
             let envelopes = parser.parse(bytes)
             require(envelopes.count <= bytes.count / 16, "\(envelopes.count) messages from \(bytes.count) bytes")
+            // The same bytes as a grouping dump would read them (`RoutePrefixes.note`): never a
+            // crash, whatever the kernel (or the fuzzer) sends.
+            var prefixes = RoutePrefixes()
+            _ = NetlinkParser.forEachMessage(in: bytes) { prefixes.note($0) }
+            for probe in [IPAddress("198.18.0.1")!, IPAddress("2001:db8::1")!] {
+                _ = prefixes.group(of: probe)
+            }
             require(parser.malformedCount >= malformedBefore, "the malformed count went down")
             for envelope in envelopes {
                 switch envelope.message {
