@@ -352,19 +352,7 @@ final class NetlinkSource: @unchecked Sendable {
                     self.settledLookup(address, outputInterface: interface, source: source)
                 }
             }
-            guard questions.count >= Self.questionsWorthGrouping, !routingTablesTooLarge else {
-                return Set(questions.filter { ask($0) == .noRoute })
-            }
-            let prefixes: RoutePrefixes
-            switch connection.requester.routePrefixes(limit: Self.prefixLimit) {
-            case .read(let read):
-                prefixes = read
-            case .tooMany:
-                // Remembered, so a host fed a full BGP table does not dump it for every batch;
-                // a reconnection tries again.
-                routingTablesTooLarge = true
-                return Set(questions.filter { ask($0) == .noRoute })
-            case .failed:
+            guard questions.count >= Self.questionsWorthGrouping, let prefixes = groupingPrefixes() else {
                 return Set(questions.filter { ask($0) == .noRoute })
             }
             var asked = 0
@@ -375,6 +363,19 @@ final class NetlinkSource: @unchecked Sendable {
             stats.withLock { $0.groupedRouteQuestions += questions.count - asked }
             return unroutable
         }
+    }
+
+    /// The prefixes that group this batch's questions; `nil` when they cannot be read now or
+    /// there are too many — remembered, so a host fed a full BGP table does not dump it for
+    /// every batch (a reconnection tries again).
+    private func groupingPrefixes() -> RoutePrefixes? {
+        guard !routingTablesTooLarge else { return nil }
+        switch connection.requester.routePrefixes(limit: Self.prefixLimit) {
+        case .read(let prefixes): return prefixes
+        case .tooMany: routingTablesTooLarge = true
+        case .failed: break
+        }
+        return nil
     }
 
     /// Below this many questions each is asked on its own (a dump costs about two lookups).
