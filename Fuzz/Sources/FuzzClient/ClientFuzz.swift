@@ -42,12 +42,15 @@ enum ClientFuzz {
         var stream: [UInt8] = []
         var diffs = WatchLines()
         diffs.streamOpened()
+        var previous: [UInt8]?
         while let chunk = try reader.readChunk() {
             stream += chunk
             for data in events.feed(chunk) {
                 found.append(data)
                 show(Array(data.utf8))
                 printDiff(Array(data.utf8), with: &diffs)
+                if let previous { diffWithoutSharedEntries(previous, Array(data.utf8)) }
+                previous = Array(data.utf8)
             }
         }
         var whole = EventStreamReader()
@@ -74,6 +77,23 @@ enum ClientFuzz {
                 !line.unicodeScalars.contains { $0.value < 0x20 || ($0.value >= 0x7F && $0.value < 0xA0) },
                 "a diff line holds a control character: \(line.debugDescription)")
         }
+    }
+
+    /// `/changes` diffs two documents' texts without the entries they share
+    /// (`UnchangedEntries`): whatever the texts, that is the diff of the whole texts.
+    private static func diffWithoutSharedEntries(_ old: [UInt8], _ new: [UInt8]) {
+        let removed = UnchangedEntries.removed(from: old, new)
+        guard let before = try? JSONValue(parsing: old), let after = try? JSONValue(parsing: new), let removed
+        else { return }
+        let prunedBefore = try? JSONValue(parsing: removed.old)
+        let prunedAfter = try? JSONValue(parsing: removed.new)
+        require(
+            prunedBefore != nil && prunedAfter != nil,
+            "taking out shared entries broke the JSON: \(String(decoding: removed.new, as: UTF8.self))")
+        guard let prunedBefore, let prunedAfter else { return }
+        require(
+            DocumentDiff.changes(from: prunedBefore, to: prunedAfter) == DocumentDiff.changes(from: before, to: after),
+            "the diff without shared entries differs: \(before.jsonText) → \(after.jsonText)")
     }
 
     /// `reachd status` (or one line of `watch`): the document decoded and printed.
