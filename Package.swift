@@ -40,6 +40,8 @@ let package = Package(
         .systemLibrary(name: "CEventFD"),
         // ICMP headers and the socket error queue for `icmp://` probes (nothing to link).
         .systemLibrary(name: "CICMP"),
+        // mallopt(3) for `MemoryPolicy`: a header Glibc's module map leaves out (nothing to link).
+        .systemLibrary(name: "CMalloc"),
         .systemLibrary(
             name: "CMicroHTTPD",
             pkgConfig: "libmicrohttpd",
@@ -122,6 +124,7 @@ let package = Package(
         .executableTarget(
             name: "reachd",
             dependencies: [
+                "CMalloc",
                 "Reachable",
                 "ReachdClient",
                 "ReachableServer",

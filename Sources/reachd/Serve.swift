@@ -22,6 +22,7 @@ struct Serve: AsyncParsableCommand {
 extension ServeOptions {
     /// Runs the monitor, the probes and the HTTP server until SIGTERM or SIGINT.
     func serve() async throws {
+        MemoryPolicy.apply()
         let logger = try monitoring.makeLogger()
         let configuration = try appConfiguration()
         guard let server = configuration.server else { return }
