@@ -61,6 +61,21 @@ struct ChangeHistoryTests {
         )
     }
 
+    @Test func aBaselineThatIsNotJSONSharesNothingWithTheFirstChange() throws {
+        // The scan takes this baseline's entry for the new document's (same bytes), but the
+        // baseline does not parse: the first change is the whole document, as from `null`.
+        let baseline = #"{"targets":[{"name":"a","s":1}],"x":tru,"sequence":1}"#
+        let history = ChangeHistory(capacity: 2, baseline: Array(baseline.utf8))
+        let next = #"{"targets":[{"name":"a","s":1}],"x":true,"sequence":2,"changedAt":"t2"}"#
+        history.record(Array(next.utf8))
+        let expected = DocumentDiff.changes(from: .null, to: try JSONValue(parsing: next))
+        #expect(expected.count == 1)
+        #expect(
+            try Self.changes(history)["changes"]?.jsonText
+                == #"[{"sequence":2,"changedAt":"t2","diff":[{"field":"","from":null,"to":"#
+                + #"{"targets":[{"name":"a","s":1}],"x":true,"sequence":2,"changedAt":"t2"}}]}]"#)
+    }
+
     @Test func aRequestSharesTheRenderedAnswer() {
         let history = ChangeHistory(capacity: 2, baseline: Self.document(1, state: "reachable"))
         history.record(Self.document(2, state: "unreachable"))

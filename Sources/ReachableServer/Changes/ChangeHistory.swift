@@ -47,10 +47,12 @@ final class ChangeHistory: Sendable {
         // Diffed and rendered before the lock: publishing is the only writer, and a request
         // waits for nothing but the swap.
         let previousText = state.withLock { $0.previous }
-        let (before, after) = UnchangedEntries.removed(from: previousText, json) ?? (previousText, json)
+        var (before, after) = UnchangedEntries.removed(from: previousText, json) ?? (previousText, json)
+        let previous = try? JSONValue(parsing: before)
+        // A baseline that is not JSON shares nothing: the whole document is the change.
+        if previous == nil { after = json }
         guard let document = try? JSONValue(parsing: after) else { return count }
-        let previous = (try? JSONValue(parsing: before)) ?? .null
-        let entry = Self.entry(for: document, diff: DocumentDiff.changes(from: previous, to: document))
+        let entry = Self.entry(for: document, diff: DocumentDiff.changes(from: previous ?? .null, to: document))
         let (released, kept) = state.withLock { state in
             state.previous = json
             state.changes.append(entry)
