@@ -108,6 +108,13 @@ struct UnchangedEntriesTests {
         try expectSameDiff(
             #"{"servers":[{"address":"198.18.0.1","s":1},{"address":"2001:db8::1","name":"x","s":1}]}"#,
             #"{"servers":[{"address":"198.18.0.1","s":2},{"address":"2001:db8::1","name":"x","s":1}]}"#)
+        // Taking out the one entry without a `name` would make the diff pair the rest by `name`
+        // (`servers.x.s`, not `servers.2.s`): an array named by `address` is left whole.
+        let byAddress = #"{"servers":[{"address":"1","s":1},{"name":"x","address":"2","s":1}]}"#
+        let next = #"{"servers":[{"address":"1","s":1},{"name":"x","address":"2","s":2}]}"#
+        #expect(UnchangedEntries.removed(from: Array(byAddress.utf8), Array(next.utf8))?.new == Array(next.utf8))
+        let (whole, pruned) = try bothDiffs(byAddress, next)
+        #expect(whole == ["servers.2.s: 1 → 2"] && pruned == whole)
         // Two spellings of one name: left whole (the diff sees one name twice).
         let old = #"{"t":[{"name":"a","s":1},{"name":"\u0061","s":2}]}"#
         let removed = try #require(UnchangedEntries.removed(from: Array(old.utf8), Array(old.utf8)))

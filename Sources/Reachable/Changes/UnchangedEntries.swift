@@ -8,10 +8,10 @@
 /// and byte for byte the same text. `DocumentDiff` gives the same result without them: it pairs
 /// such an array's entries by name, and two entries with the same text differ in nothing.
 ///
-/// Only where that pairing is certain: both arrays' entries are all objects named by the same
-/// key (`DocumentDiff.entryNames`, tried in its order; the first such member of each entry), the
-/// names are distinct and have no escapes (two spellings of one name would look distinct here),
-/// and the member occurs once at the top level of both documents. Anywhere else nothing is
+/// Only where that pairing is certain: both arrays' entries are all objects named by `name` (the
+/// first of `DocumentDiff.entryNames`; the first such member of each entry, a string), the names
+/// are distinct and have no escapes (two spellings of one name would look distinct here), and the
+/// member occurs once at the top level of both documents. Anywhere else nothing is
 /// taken out, which is always correct: the diff then compares the entries itself.
 ///
 /// The texts are only scanned, not validated: a shared entry is never parsed. Both come from
@@ -47,18 +47,16 @@ public enum UnchangedEntries {
         return (rebuilt(old, oldCuts), rebuilt(new, newCuts))
     }
 
-    /// Each entry's name in both arrays (as ranges of its text), when the diff pairs them by name
-    /// and a name's bytes say which entry it is.
+    /// Each entry's name in both arrays (as ranges of its text), when the diff pairs them by its
+    /// first naming key (`name`) and a name's bytes say which entry it is. Not by a later key
+    /// (`address`): taking out an entry that has no `name` could leave entries that all have one,
+    /// and the diff would then pair what is left by `name` instead.
     private static func names(
         _ old: EntryScan.ArrayEntries, _ new: EntryScan.ArrayEntries, _ oldText: [UInt8], _ newText: [UInt8]
     ) -> ([Range<Int>], [Range<Int>])? {
-        for (keyIndex, _) in DocumentDiff.entryNames.enumerated() {
-            guard let oldNames = distinctNames(old, keyIndex, oldText),
-                let newNames = distinctNames(new, keyIndex, newText)
-            else { continue }
-            return (oldNames, newNames)
-        }
-        return nil
+        guard let oldNames = distinctNames(old, 0, oldText), let newNames = distinctNames(new, 0, newText)
+        else { return nil }
+        return (oldNames, newNames)
     }
 
     private static func distinctNames(
