@@ -22,10 +22,12 @@ struct EventHubDrainTests {
                 hub.remove(stream)
             }
         }
-        await hub.waitUntilEmpty(deadline: started + .seconds(10))
+        // The deadline is far: returning well before it is returning because the hub emptied,
+        // however late a loaded machine (sanitizers, parallel tests) runs the remover's sleeps.
+        await hub.waitUntilEmpty(deadline: started + .seconds(60))
         let waited = ContinuousClock.now - started
         #expect(hub.count == 0)
-        #expect(waited >= .milliseconds(100) && waited < .seconds(5))
+        #expect(waited >= .milliseconds(100) && waited < .seconds(30))
         await remover.value
     }
 
@@ -49,11 +51,11 @@ struct EventHubDrainTests {
         let waiter = Task { [hub] in
             withUnsafeCurrentTask { $0?.cancel() }
             let started = ContinuousClock.now
-            await hub.waitUntilEmpty(deadline: started + .seconds(10))
+            await hub.waitUntilEmpty(deadline: started + .seconds(60))
             return ContinuousClock.now - started
         }
         try? await Task.sleep(for: .milliseconds(50))
         hub.remove(stream)
-        #expect(await waiter.value < .seconds(5))
+        #expect(await waiter.value < .seconds(30))
     }
 }
