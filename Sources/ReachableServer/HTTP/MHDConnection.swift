@@ -35,15 +35,17 @@ struct MHDConnection: StreamConnection, @unchecked Sendable {
     /// A suspended connection's write buffer is empty (libmicrohttpd suspends it from the reader,
     /// once the previous chunk was sent), so these bytes follow whole chunks. Only a socket with
     /// nothing left unacknowledged (`SIOCOUTQ` 0) is written, and only a chunk no larger than the
-    /// send buffer every connection gets (`ListeningSocket.sendBufferBytes`; the kernel allows
-    /// twice that): an empty send buffer takes it whole, and a partial write would leave raw
-    /// bytes libmicrohttpd cannot continue. A client that reads slowly has data outstanding, and
-    /// a larger document does not fit: both take libmicrohttpd's path, which writes as the
-    /// socket drains.
+    /// send buffer (the kernel allows twice what was asked): an empty send buffer takes it whole,
+    /// and a partial write would leave raw bytes libmicrohttpd cannot continue. A client that
+    /// reads slowly has data outstanding, and a document larger than the buffer can grow to does
+    /// not fit: both take libmicrohttpd's path, which writes as the socket drains.
     func writeNow(_ bytes: [UInt8]) -> DirectWrite {
         var header = ChunkHeader(size: bytes.count)
         let total = header.count + bytes.count + 2
-        guard directSocket >= 0, !bytes.isEmpty, total <= ListeningSocket.sendBufferBytes else { return .notNow }
+        guard directSocket >= 0, !bytes.isEmpty else { return .notNow }
+        if total > ListeningSocket.sendBufferBytes {
+            guard total <= growSendBuffer(toHold: total) else { return .notNow }
+        }
         let unsent: Int32
         do throws(SystemError) {
             unsent = try systemCall("ioctl SIOCOUTQ") { reachd_socket_unsent_bytes(directSocket) }
@@ -81,6 +83,26 @@ struct MHDConnection: StreamConnection, @unchecked Sendable {
         if sent == -Int(EAGAIN) || sent == -Int(EWOULDBLOCK) { return .notNow }
         return .failed
     }
+
+    /// Raises the send buffer to hold a frame larger than the one every connection starts with
+    /// (`ListeningSocket.sendBufferBytes`), as far as the kernel lets a process (`net.core.wmem_max`,
+    /// 208 KiB by default); returns what it now takes at once. A document of 10,000 targets
+    /// (3.4 MB) went through 32 KiB: a hundred round trips of fill, wake and drain, most of a
+    /// link-down's time to its event (issue 28). A stalled client then holds up to one such
+    /// buffer in the kernel, as reachd holds one pending frame for it — not a backlog of events.
+    private func growSendBuffer(toHold total: Int) -> Int {
+        var size = Int32(clamping: min(total, Self.largestSendBuffer))
+        var granted: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard setsockopt(directSocket, SOL_SOCKET, SO_SNDBUF, &size, length) == 0,
+            getsockopt(directSocket, SOL_SOCKET, SO_SNDBUF, &granted, &length) == 0
+        else { return ListeningSocket.sendBufferBytes }
+        // The kernel reports twice what it granted (half is its bookkeeping).
+        return Int(granted) / 2
+    }
+
+    /// What a connection's send buffer is ever asked to grow to (the kernel caps it lower).
+    private static let largestSendBuffer = 4 * 1024 * 1024
 
     /// Peeks at the socket without waiting: 0 bytes is the client's FIN, an error other than
     /// "nothing yet" is a reset. Bytes the client sent after its request leave it connected.
