@@ -9,7 +9,9 @@ import FoundationEssentials
 /// decoded, compared) fail when a property and its key here differ.
 extension ReachabilityStatus {
     public func jsonBytes() -> [UInt8] {
-        let json = JSONWriter()
+        // About what a target takes (its entry with one family is some 380 bytes): a document of
+        // 10,000 is not copied a dozen times as it grows.
+        let json = JSONWriter(capacity: 2048 + 512 * (targets.count + interfaces.count))
         json.object {
             json.field("state") { json.string(state.rawValue) }
             json.field("isReachable") { json.bool(isReachable) }
@@ -49,7 +51,7 @@ extension ReachabilityStatus {
                         json.field("detail") { json.optionalString(target.detail) }
                         json.field("addresses") { json.array(target.addresses) { json.string($0) } }
                         json.field("interface") { json.optionalString(target.interface) }
-                        json.field("since") { json.string(Self.timestampStyle.format(target.since)) }
+                        json.field("since") { json.timestamp(target.since, Self.timestampStyle) }
                         Self.families(json, { target[$0] }, degraded: target.degraded) { status in
                             Self.stateAndReason(json, status.state.rawValue, status.reason?.rawValue)
                             json.field("detail") { json.optionalString(status.detail) }
@@ -68,13 +70,13 @@ extension ReachabilityStatus {
                     json.field("state") { json.string(dns.state.rawValue) }
                     json.field("name") { json.optionalString(dns.name) }
                     json.field("reason") { json.optionalString(dns.reason?.rawValue) }
-                    json.field("since") { json.string(Self.timestampStyle.format(dns.since)) }
+                    json.field("since") { json.timestamp(dns.since, Self.timestampStyle) }
                     json.field("servers") {
                         json.array(dns.servers) { server in
                             json.object {
                                 json.field("address") { json.string(server.address) }
                                 Self.stateAndReason(json, server.state.rawValue, server.reason?.rawValue)
-                                json.field("since") { json.string(Self.timestampStyle.format(server.since)) }
+                                json.field("since") { json.timestamp(server.since, Self.timestampStyle) }
                             }
                         }
                     }
@@ -84,14 +86,14 @@ extension ReachabilityStatus {
                 json.optional(targetsFile) { file in
                     json.object {
                         json.field("path") { json.string(file.path) }
-                        json.field("appliedAt") { json.string(Self.timestampStyle.format(file.appliedAt)) }
+                        json.field("appliedAt") { json.timestamp(file.appliedAt, Self.timestampStyle) }
                         json.field("error") { json.optionalString(file.error) }
                     }
                 }
             }
             json.field("sequence") { json.raw(String(sequence)) }
-            json.field("changedAt") { json.string(Self.timestampStyle.format(changedAt)) }
-            json.field("stateSince") { json.string(Self.timestampStyle.format(stateSince)) }
+            json.field("changedAt") { json.timestamp(changedAt, Self.timestampStyle) }
+            json.field("stateSince") { json.timestamp(stateSince, Self.timestampStyle) }
         }
         return json.bytes
     }
@@ -102,7 +104,7 @@ extension ReachabilityStatus {
             json.field("state") { json.string(connectivity.state.rawValue) }
             json.field("url") { json.optionalString(connectivity.url) }
             json.field("reason") { json.optionalString(connectivity.reason?.rawValue) }
-            json.field("since") { json.string(Self.timestampStyle.format(connectivity.since)) }
+            json.field("since") { json.timestamp(connectivity.since, Self.timestampStyle) }
             Self.families(json, { connectivity[$0] }, degraded: connectivity.degraded) { status in
                 Self.stateAndReason(json, status.state.rawValue, status.reason?.rawValue)
                 json.field("detail") { json.optionalString(status.detail) }

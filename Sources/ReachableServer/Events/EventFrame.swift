@@ -5,7 +5,14 @@ import Reachable
 enum EventFrame {
     /// `id: 7\nevent: status\ndata: {…}\n\n`
     static func status(_ status: ReachabilityStatus, json: [UInt8]) -> [UInt8] {
-        Array("id: \(status.sequence)\nevent: status\ndata: ".utf8) + json + Array("\n\n".utf8)
+        // One copy of the document (3.4 MB at 10,000 targets), not one per `+`.
+        let head = "id: \(status.sequence)\nevent: status\ndata: ".utf8
+        var frame: [UInt8] = []
+        frame.reserveCapacity(head.count + json.count + 2)
+        frame.append(contentsOf: head)
+        frame.append(contentsOf: json)
+        frame.append(contentsOf: "\n\n".utf8)
+        return frame
     }
 
     /// The reconnect delay, first on every stream.
