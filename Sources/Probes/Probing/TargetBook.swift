@@ -16,7 +16,12 @@ struct TargetBook: Sendable {
 
     let spec: TargetSpec
     /// Last resolved (kept while a failure is still tolerated): what the route questions ask about.
-    private(set) var addresses: [IPAddress]
+    private(set) var addresses: [IPAddress] {
+        didSet { if addresses != oldValue { addressTexts = nil } }
+    }
+    /// `addresses` as the document writes them, made once per change of them (the document's entry
+    /// shares the array): a link-down at 10,000 targets formatted every address again.
+    private var addressTexts: [String]?
     private var families: [AddressFamily: Family] = [:]
     /// The evaluation while no family has addresses (never resolved, or the name stopped resolving).
     private var unresolved: TargetEvaluation
@@ -88,9 +93,14 @@ struct TargetBook: Sendable {
 
     /// The kernel has no usable route to `unroutable` now: each family whose every last known
     /// address is among them is `no-route` at once (the route gate, and a run's own pre-check).
-    mutating func routesGone(_ unroutable: Set<IPAddress>, evaluator: ThresholdEvaluator, at now: Date) {
+    ///
+    /// - Returns: whether any family was judged (else the entry is as it was).
+    @discardableResult
+    mutating func routesGone(_ unroutable: Set<IPAddress>, evaluator: ThresholdEvaluator, at now: Date) -> Bool {
+        guard !unroutable.isEmpty else { return false }
+        var judged = false
         for family in AddressFamily.allCases {
-            let known = addresses.filter { $0.addressFamily == family }
+            let known = addresses.lazy.filter { $0.addressFamily == family }
             guard !known.isEmpty, known.allSatisfy(unroutable.contains) else { continue }
             var entry = families[family] ?? Family(evaluation: seed(since: now))
             entry.evaluation = evaluator.next(
@@ -98,8 +108,10 @@ struct TargetBook: Sendable {
             entry.address = nil
             entry.interface = nil
             families[family] = entry
+            judged = true
         }
-        derive(at: now)
+        if judged { derive(at: now) }
+        return judged
     }
 
     /// The name did not resolve (or, `no-route`, none of the last addresses is routable).
@@ -107,7 +119,8 @@ struct TargetBook: Sendable {
         _ failure: ProbeFailureReason, detail: String?, evaluator: ThresholdEvaluator, at now: Date
     ) {
         if failure == .noRoute, !addresses.isEmpty {
-            return routesGone(Set(addresses), evaluator: evaluator, at: now)
+            routesGone(Set(addresses), evaluator: evaluator, at: now)
+            return
         }
         guard !families.isEmpty else {
             unresolved = evaluator.next(after: unresolved, failure: failure, detail: detail, at: now)
@@ -155,8 +168,13 @@ struct TargetBook: Sendable {
         let unresolvedFailure = unresolved.reasonIfUnreachable.map { (reason: $0, detail: unresolved.detail) }
         status.deriveOverall(unresolved: families.isEmpty ? unresolvedFailure : nil, at: now)
         // A name not probed yet has resolved to nothing the document could show; a literal is its address.
-        status.addresses =
-            status.state == .unknown && spec.url.literal == nil ? [] : addresses.map(\.description)
+        if status.state == .unknown && spec.url.literal == nil {
+            status.addresses = []
+        } else {
+            let texts = addressTexts ?? addresses.map(\.description)
+            addressTexts = texts
+            status.addresses = texts
+        }
     }
 }
 

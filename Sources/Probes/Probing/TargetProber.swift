@@ -85,14 +85,17 @@ final class TargetProber: Sendable {
                     books.withLock { books in
                         guard !unroutable.isEmpty else { return publish { _ in } }
                         let gone = unroutable.addressesByEgress
+                        var judged: [(index: Int, status: TargetStatus)] = []
                         for index in books.indices {
-                            books[index].routesGone(gone[books[index].spec.egress] ?? [], evaluator: evaluator, at: now)
+                            let unroutable = gone[books[index].spec.egress] ?? []
+                            if books[index].routesGone(unroutable, evaluator: evaluator, at: now) {
+                                judged.append((index, books[index].status))
+                            }
                         }
-                        let statuses = books.map(\.status)
                         // By place, not by name: a link down at 10,000 targets is one pass over them
                         // (a search per target made the fleet bench's link-down 240 ms at 1,000).
-                        publish { document in
-                            for (index, status) in statuses.enumerated() { document.replaceTarget(status, at: index) }
+                        publish { [judged] document in
+                            for (index, status) in judged { document.replaceTarget(status, at: index) }
                         }
                     }
                 }))
