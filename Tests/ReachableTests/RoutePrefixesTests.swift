@@ -79,4 +79,24 @@ import Testing
         #expect(asked == 2)
         #expect(unroutable == [questions[1], questions[2]])
     }
+
+    /// The gates' questions come as one list, not made a set first: an address of a family that
+    /// is not grouped, asked by many (10,000 targets on one multipath host), is asked once.
+    @Test func anUngroupedAddressAskedManyTimesIsAskedOnce() {
+        var table = prefixes([("0.0.0.0", 0), ("::", 0)])
+        table.refuseGrouping(of: .ipv6)
+        var asked: [RouteQuestion] = []
+        let questions =
+            Array(repeating: question("2001:db8::1"), count: 50) + [question("2001:db8::2")]
+            + Array(repeating: question("2001:db8::1", via: .pinned(to: "wg0")), count: 2)
+        let unroutable = table.unroutable(among: questions) { question in
+            asked.append(question)
+            return question.egress == .kernelChoice ? .noRoute : .routable(interface: "wg0", source: nil)
+        }
+        #expect(
+            asked == [
+                question("2001:db8::1"), question("2001:db8::2"), question("2001:db8::1", via: .pinned(to: "wg0")),
+            ])
+        #expect(unroutable == [question("2001:db8::1"), question("2001:db8::2")])
+    }
 }

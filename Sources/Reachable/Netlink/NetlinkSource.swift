@@ -353,14 +353,11 @@ final class NetlinkSource: @unchecked Sendable {
                 }
             }
             guard questions.count >= Self.questionsWorthGrouping, let prefixes = groupingPrefixes() else {
-                return Set(questions.filter { ask($0) == .noRoute })
+                return Set(questions).filter { ask($0) == .noRoute }
             }
-            var asked = 0
-            let unroutable = prefixes.unroutable(among: questions) { question in
-                asked += 1
-                return ask(question)
-            }
-            stats.withLock { $0.groupedRouteQuestions += questions.count - asked }
+            var grouped = 0
+            let unroutable = prefixes.unroutable(among: questions, grouped: &grouped, asking: ask)
+            stats.withLock { $0.groupedRouteQuestions += grouped }
             return unroutable
         }
     }

@@ -43,6 +43,8 @@ extension Set<RouteQuestion> {
     /// source with thousands of targets looks each one's up here, never builds a set per target
     /// (that made a link-down at 10,000 targets take minutes — 100 million insertions).
     package var addressesByEgress: [Egress: Set<IPAddress>] {
-        reduce(into: [:]) { groups, question in groups[question.egress, default: []].insert(question.address) }
+        reduce(into: [:]) { groups, question in
+            groups[question.egress, default: Set<IPAddress>(minimumCapacity: count)].insert(question.address)
+        }
     }
 }

@@ -65,22 +65,42 @@ package struct RoutePrefixes: Sendable {
     package func unroutable(
         among questions: [RouteQuestion], asking ask: (RouteQuestion) -> RouteVerdict
     ) -> Set<RouteQuestion> {
+        var grouped = 0
+        return unroutable(among: questions, grouped: &grouped, asking: ask)
+    }
+
+    /// The same, adding to `grouped` how many questions a group's verdict answered (not one
+    /// asked, nor one asked before in the same list).
+    package func unroutable(
+        among questions: [RouteQuestion], grouped: inout Int, asking ask: (RouteQuestion) -> RouteVerdict
+    ) -> Set<RouteQuestion> {
         struct Key: Hashable {
             var egress: Egress
             var group: Group
         }
         var answered: [Key: RouteVerdict] = [:]
+        // An address of a family not grouped is asked once however many ask about it.
+        var answeredAlone: [RouteQuestion: RouteVerdict] = [:]
         var result: Set<RouteQuestion> = []
         for question in questions {
             let key = group(of: question.address).map { Key(egress: question.egress, group: $0) }
             let verdict: RouteVerdict
             if let key, let known = answered[key] {
                 verdict = known
+                grouped += 1
+            } else if key == nil, let known = answeredAlone[question] {
+                verdict = known
             } else {
                 verdict = ask(question)
-                if let key, verdict != .unknown { answered[key] = verdict }
+                if verdict != .unknown {
+                    if let key { answered[key] = verdict } else { answeredAlone[question] = verdict }
+                }
             }
-            if verdict == .noRoute { result.insert(question) }
+            if verdict == .noRoute {
+                // Room for all at the first: a link-down makes every question unroutable at once.
+                if result.isEmpty { result.reserveCapacity(questions.count) }
+                result.insert(question)
+            }
         }
         return result
     }
