@@ -71,33 +71,40 @@ public struct TargetStatus: Sendable, Equatable, Decodable {
     /// - Parameter unresolved: why there is no family at all (the name did not resolve, and that
     ///   failure in words), else `nil`.
     public mutating func deriveOverall(unresolved: (reason: ProbeFailureReason, detail: String?)?, at now: Date) {
-        let families = [ipv6, ipv4].compactMap { $0 }  // IPv6 first: it decides ties
+        // IPv6 first: it decides ties. Two optionals, not an array of them: a link-down at 10,000
+        // targets derives every one (an array each was a fifth of judging them).
+        let first = ipv6 ?? ipv4
+        let second = ipv6 == nil ? nil : ipv4
         let next: State
-        if let reachable = families.first(where: { $0.state == .reachable }) {
+        if let reachable = first?.state == .reachable ? first : second?.state == .reachable ? second : nil {
             next = .reachable
             reason = nil
             detail = nil
             interface = reachable.interface
-        } else if families.isEmpty {
+        } else if let first {
+            if first.state == .unreachable && second?.state ?? .unreachable == .unreachable {
+                next = .unreachable
+                let probed = first.address != nil ? first : second?.address != nil ? second : nil
+                reason = probed?.reason ?? .noRoute
+                detail = probed?.detail ?? first.detail
+                interface = probed?.interface
+            } else {
+                next = .unknown
+                reason = nil
+                detail = nil
+                interface = nil
+            }
+        } else {
             next = unresolved == nil ? .unknown : .unreachable
             reason = unresolved?.reason
             detail = unresolved?.detail
             interface = nil
-        } else if families.allSatisfy({ $0.state == .unreachable }) {
-            next = .unreachable
-            let probed = families.first { $0.address != nil }
-            reason = probed?.reason ?? .noRoute
-            detail = probed?.detail ?? families.first?.detail
-            interface = probed?.interface
-        } else {
-            next = .unknown
-            reason = nil
-            detail = nil
-            interface = nil
         }
-        degraded =
-            next == .reachable
-            && families.contains { $0.state == .unreachable || ($0.state == .reachable && !$0.impairments.isEmpty) }
+        func impairs(_ family: TargetFamilyStatus?) -> Bool {
+            guard let family else { return false }
+            return family.state == .unreachable || (family.state == .reachable && !family.impairments.isEmpty)
+        }
+        degraded = next == .reachable && (impairs(first) || impairs(second))
         if next != state { since = now }
         state = next
     }
