@@ -102,12 +102,13 @@ struct TargetBook: Sendable {
         for family in AddressFamily.allCases {
             let known = addresses.lazy.filter { $0.addressFamily == family }
             guard !known.isEmpty, known.allSatisfy(unroutable.contains) else { continue }
-            var entry = families[family] ?? Family(evaluation: seed(since: now))
-            entry.evaluation = evaluator.next(
-                after: entry.evaluation, failure: .noRoute, detail: TargetFamilyStatus.noRouteDetail, at: now)
-            entry.address = nil
-            entry.interface = nil
-            families[family] = entry
+            if families[family] == nil { families[family] = Family(evaluation: seed(since: now)) }
+            families.modify(family) { entry in
+                entry.evaluation = evaluator.next(
+                    after: entry.evaluation, failure: .noRoute, detail: TargetFamilyStatus.noRouteDetail, at: now)
+                entry.address = nil
+                entry.interface = nil
+            }
             judged = true
         }
         if judged { derive(at: now) }
@@ -197,10 +198,18 @@ struct PerFamily<Value: Sendable>: Sendable {
     /// `body` of the family's value, read in place; `nil` when it has none.
     func withValue<Result>(of family: AddressFamily, _ body: (borrowing Value) -> Result) -> Result? {
         switch family {
-        case .ipv4: if let ipv4 { return body(ipv4) }
-        case .ipv6: if let ipv6 { return body(ipv6) }
+        case .ipv4: ipv4 == nil ? nil : body(ipv4!)
+        case .ipv6: ipv6 == nil ? nil : body(ipv6!)
         }
-        return nil
+    }
+
+    /// Changes the family's value in place (a copy taken out and put back retained every field);
+    /// nothing when it has none.
+    mutating func modify(_ family: AddressFamily, _ body: (inout Value) -> Void) {
+        switch family {
+        case .ipv4: if ipv4 != nil { body(&ipv4!) }
+        case .ipv6: if ipv6 != nil { body(&ipv6!) }
+        }
     }
 
     /// The families that have a value, IPv4 first.

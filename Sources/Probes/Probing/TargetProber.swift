@@ -94,6 +94,7 @@ final class TargetProber: Sendable {
                         guard !unroutable.isEmpty else { return publish { _ in } }
                         let gone = unroutable.addressesByEgress
                         var judged: [(index: Int, status: TargetStatus)] = []
+                        judged.reserveCapacity(books.count)  // a link-down: every one (not grown by copying)
                         for index in books.indices {
                             let unroutable = gone[books[index].spec.egress] ?? []
                             if books[index].routesGone(unroutable, evaluator: evaluator, at: now) {
