@@ -34,7 +34,7 @@ final class StatusSnapshot: Sendable {
 
     /// Installs a new status; returns its SSE frame for the streams.
     func update(_ status: ReachabilityStatus) -> [UInt8] {
-        let json = status.jsonBytes()
+        let json = status.jsonBytes(expectedSize: current.withLock { $0.json.count })
         let response = Self.response(for: json, extraHeaders: extraHeaders)
         // The previous response is handed out of the lock and released there (with the daemon's
         // prepared form of it), or later by a request that still holds it.
