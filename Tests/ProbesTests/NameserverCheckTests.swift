@@ -48,7 +48,7 @@ struct NameserverCheckTests {
     func waitFor(
         _ monitor: NetworkMonitor, _ what: String, _ predicate: (DNSStatus) -> Bool
     ) async throws -> DNSStatus {
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             if predicate(monitor.current.dns) { return monitor.current.dns }
             try await Task.sleep(for: .milliseconds(10))

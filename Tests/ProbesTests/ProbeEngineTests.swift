@@ -19,7 +19,7 @@ struct ProbeEngineTests {
     }
 
     func job(
-        _ url: String, port: UInt16, address: String = "127.0.0.1", timeout: Duration = .seconds(3),
+        _ url: String, port: UInt16, address: String = "127.0.0.1", timeout: Duration = .seconds(30),
         prefix: String? = nil
     ) throws -> ProbeJob {
         ProbeJob(
@@ -48,7 +48,7 @@ struct ProbeEngineTests {
         func pinned(_ interface: String) -> ProbeJob {
             ProbeJob(
                 url: url, address: IPAddress("127.0.0.1")!, egress: .pinned(to: interface),
-                deadline: .now + .seconds(3))
+                deadline: .now + .seconds(30))
         }
         let throughLoopback = await engine.probe(pinned("lo"))
         #expect(throughLoopback.failure == nil && throughLoopback.statusCode == 204, "\(throughLoopback)")
@@ -64,7 +64,7 @@ struct ProbeEngineTests {
         for (literal, headers) in [("127.0.0.1", 28), ("::1", 48)] {
             let url = try Self.url("icmp://\(literal.contains(":") ? "[\(literal)]" : literal)")
             let outcome = await engine.probe(
-                ProbeJob(url: url, address: IPAddress(literal)!, outputInterface: "lo", deadline: .now + .seconds(3)))
+                ProbeJob(url: url, address: IPAddress(literal)!, outputInterface: "lo", deadline: .now + .seconds(30)))
             #expect(outcome.failure == nil, "\(literal): \(outcome)")
             #expect(outcome.quality.echoesSent == 3 && outcome.quality.echoesAnswered == 3, "\(outcome.quality)")
             #expect(outcome.quality.roundTrips.count == 3 && outcome.quality.roundTrips.allSatisfy { $0 > .zero })
@@ -119,7 +119,7 @@ struct ProbeEngineTests {
         let outcome = await engine.probe(try job("http://127.0.0.1:PORT/", port: server.port, timeout: .seconds(1)))
         let elapsed = ContinuousClock.now - started
         #expect(outcome.failure == .timeout, "\(outcome)")
-        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(5), "at the deadline, not long after: \(elapsed)")
+        #expect(elapsed >= .milliseconds(900) && elapsed < .seconds(30), "at the deadline, not long after: \(elapsed)")
     }
 
     @Test func closedPortIsRefused() async throws {
@@ -128,7 +128,7 @@ struct ProbeEngineTests {
         #expect(http.failure == .refused, "\(http)")
         let tcp = await engine.probe(try job("tcp://127.0.0.1:PORT", port: closed.port))
         #expect(tcp.failure == .refused, "\(tcp)")
-        #expect(tcp.timings.total < .seconds(5), "a sanity bound: loopback connects at once")
+        #expect(tcp.timings.total < .seconds(30), "a sanity bound: loopback connects at once")
     }
 
     @Test func tcpOnlyConnectsAndCloses() async throws {
@@ -151,7 +151,7 @@ struct ProbeEngineTests {
         #expect(bigOutcome.failure == nil && bigOutcome.statusCode == 200 && bigOutcome.bodyPrefixMatched == true)
         #expect(smallOutcome.statusCode == 204)
         // A sanity bound (the machine may be busy): reading 10 MB first would take far longer.
-        #expect(ContinuousClock.now - started < .seconds(5))
+        #expect(ContinuousClock.now - started < .seconds(30))
         huge.stop()
         #expect(huge.bodyBytesWritten < 10_000_000, "the client closed long before: \(huge.bodyBytesWritten)")
         let targetStyle = try TestHTTPServer(.hugeBody(10_000_000))
@@ -219,7 +219,7 @@ struct ProbeEngineTests {
         let elapsed = ContinuousClock.now - started
         let others = outcomes.filter { $0.failure != .timeout }
         #expect(outcomes.count == 100 && others.isEmpty, "not timeouts: \(others.prefix(3))")
-        #expect(elapsed < .seconds(10), "concurrent (one after another would take 100 s): \(elapsed)")
+        #expect(elapsed < .seconds(40), "concurrent (one after another would take 100 s): \(elapsed)")
         server.stop()
     }
 
@@ -239,12 +239,12 @@ struct ProbeEngineLifecycleTests {
         let server = try TestHTTPServer(.hang)
         let job = ProbeJob(
             url: try ProbeEngineTests.url("http://127.0.0.1:\(server.port)/"), address: IPAddress("127.0.0.1")!,
-            deadline: .now + .seconds(30))
+            deadline: .now + .seconds(120))
         async let pending = engine.probe(job)
         try await waitUntil("the request is under way") { server.requests.count == 1 }
         let started = ContinuousClock.now
         engine.stop()
-        #expect(ContinuousClock.now - started < .seconds(10), "stop does not wait for the 30 s deadline")
+        #expect(ContinuousClock.now - started < .seconds(40), "stop does not wait for the 120 s deadline")
         let outcome = await pending
         #expect(outcome.wasCancelled && outcome.failure == .error)
         engine.stop()
@@ -270,8 +270,8 @@ struct ProbeEngineLifecycleTests {
         let server = try TestHTTPServer(.respond(ProbeEngineTests.noContent))
         let url = try ProbeEngineTests.url("http://127.0.0.1:\(server.port)/")
         let outcome = await withCheckedContinuation { continuation in
-            engine.resolve(url.host, deadline: .now + .seconds(2)) { resolved in
-                let job = ProbeJob(url: url, address: resolved.addresses[0], deadline: .now + .seconds(2))
+            engine.resolve(url.host, deadline: .now + .seconds(30)) { resolved in
+                let job = ProbeJob(url: url, address: resolved.addresses[0], deadline: .now + .seconds(30))
                 engine.probe(job) { continuation.resume(returning: $0) }
             }
         }
@@ -333,7 +333,7 @@ struct ProbeEngineIdleTests {
         let server = try TestHTTPServer(.respond(ProbeEngineTests.noContent))
         let job = ProbeJob(
             url: try ProbeEngineTests.url("http://127.0.0.1:\(server.port)/"), address: IPAddress("127.0.0.1")!,
-            deadline: .now + .seconds(3))
+            deadline: .now + .seconds(30))
         #expect(await engine.probe(job).statusCode == 204)
         await engine.caughtUp()
         let before = engine.statistics

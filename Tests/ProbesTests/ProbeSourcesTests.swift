@@ -75,7 +75,7 @@ struct ProbeSourcesTests {
     }
 
     static func waitFor(
-        _ monitor: NetworkMonitor, _ what: String, timeout: Duration = .seconds(10),
+        _ monitor: NetworkMonitor, _ what: String, timeout: Duration = .seconds(30),
         _ predicate: ([TargetStatus]) -> Bool
     ) async throws -> ReachabilityStatus {
         let deadline = ContinuousClock.now + timeout
@@ -89,7 +89,7 @@ struct ProbeSourcesTests {
     }
 
     /// Waits (bounded) until `condition` holds: a counter the code keeps, never a guessed sleep.
-    static func waitUntil(_ what: String, timeout: Duration = .seconds(10), _ condition: () -> Bool) async throws {
+    static func waitUntil(_ what: String, timeout: Duration = .seconds(30), _ condition: () -> Bool) async throws {
         let deadline = ContinuousClock.now + timeout
         while !condition() {
             guard ContinuousClock.now < deadline else {
@@ -162,7 +162,7 @@ struct ProbeSourcesTests {
         // Counted by the server, not timed by sleeping: a test task that slept longer than asked
         // (a busy machine, a sanitizer) let three probes fail and saw the target flap.
         answer.fail(next: 2, status: 503)
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while answer.failuresLeft > 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
         }

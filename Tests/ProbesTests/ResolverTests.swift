@@ -77,11 +77,11 @@ struct ResolverTests {
     }
 
     @Test func nxdomainIsDNSNotTimeout() async {
-        let outcome = await engine.resolve("nx.test", timeout: .seconds(5))
+        let outcome = await engine.resolve("nx.test", timeout: .seconds(60))
         #expect(outcome.failure == .dns, "\(outcome)")
         #expect(outcome.detail == "NXDOMAIN from 127.0.0.1", "ARES_ENOTFOUND, and who said so")
         #expect(outcome.addresses.isEmpty)
-        #expect(outcome.duration < .seconds(2), "an answer, not a wait: \(outcome.duration)")
+        #expect(outcome.duration < .seconds(30), "an answer, not a wait: \(outcome.duration)")
     }
 
     @Test func nameWithoutAddressesIsDNS() async throws {
@@ -102,7 +102,7 @@ struct ResolverTests {
         let outcome = await engine.resolve("db.test", timeout: .seconds(1))
         #expect(outcome.failure == .timeout, "\(outcome)")
         #expect(outcome.detail == "no answer before the deadline")
-        #expect(outcome.duration >= .milliseconds(950) && outcome.duration < .seconds(2), "\(outcome.duration)")
+        #expect(outcome.duration >= .milliseconds(950) && outcome.duration < .seconds(30), "\(outcome.duration)")
     }
 
     @Test func cAresGivingUpBeforeTheDeadlineIsTimeoutToo() async throws {
@@ -111,10 +111,10 @@ struct ResolverTests {
             resolver: ResolverConfiguration(
                 resolvConfPath: directory.file("resolv.conf"), serverPort: port, attemptTimeout: .milliseconds(200),
                 attempts: 1))
-        let outcome = await impatient.resolve("db.test", timeout: .seconds(3))
+        let outcome = await impatient.resolve("db.test", timeout: .seconds(60))
         #expect(outcome.failure == .timeout, "\(outcome)")
         #expect(outcome.detail == "no answer within the timeout from 127.0.0.3", "ARES_ETIMEOUT")
-        #expect(outcome.duration < .seconds(1))
+        #expect(outcome.duration < .seconds(30), "c-ares's own timeout, not the deadline")
     }
 
     @Test func hundredQueriesToASilentServerAllTimeOutTogether() async throws {
@@ -127,15 +127,15 @@ struct ResolverTests {
         let elapsed = ContinuousClock.now - started
         #expect(outcomes.count == 100)
         #expect(outcomes.allSatisfy { $0.failure == .timeout })
-        #expect(elapsed < .milliseconds(2500), "concurrent, not one after another: \(elapsed)")
+        #expect(elapsed < .seconds(40), "concurrent (one after another would take 100 s): \(elapsed)")
     }
 
     @Test func ipLiteralNeedsNoDNS() async throws {
         try directory.replace("resolv.conf", with: "nameserver 127.0.0.3\n")  // DNS would time out
-        let v4 = await engine.resolve("198.18.5.5", timeout: .seconds(2))
+        let v4 = await engine.resolve("198.18.5.5", timeout: .seconds(60))
         #expect(v4 == ResolveOutcome(addresses: [IPAddress("198.18.5.5")!], failure: nil, duration: v4.duration))
-        #expect(v4.duration < .milliseconds(500))
-        let v6 = await engine.resolve("::1", timeout: .seconds(2))
+        #expect(v4.duration < .seconds(30), "not the 60 s a DNS query would wait")
+        let v6 = await engine.resolve("::1", timeout: .seconds(60))
         #expect(v6.addresses == [IPAddress("::1")!])
     }
 

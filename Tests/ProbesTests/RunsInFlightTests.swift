@@ -15,7 +15,7 @@ struct RunsInFlightTests {
         let open = Mutex<[Int: @Sendable (Int?) -> Void]>([:])
 
         func waitForStarted(_ count: Int) async throws {
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(30)
             while started.withLock({ $0.count }) < count, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(5))
             }

@@ -54,8 +54,9 @@ struct BasicAuthTests {
         let right = Self.header("bob:rasmuslerdorf")
         let failures = [clock.measure { #expect(!auth.allows(wrong)) }, clock.measure { #expect(!auth.allows(wrong)) }]
         let verified = clock.measure { #expect(auth.allows(right)) }
-        let cached = clock.measure { #expect(auth.allows(right)) }
-        // Both failures and the first success paid bcrypt; the second success did not.
+        // The fastest of five: a stalled machine can make one check slow, not five.
+        let cached = (0..<5).map { _ in clock.measure { #expect(auth.allows(right)) } }.min()!
+        // Both failures and the first success paid bcrypt; the later successes did not.
         #expect(failures.allSatisfy { $0 > .milliseconds(5) })
         #expect(verified > .milliseconds(5))
         #expect(cached < .milliseconds(5))
@@ -69,7 +70,8 @@ struct BasicAuthTests {
         let header = Self.header("prometheus:secret")
         #expect(auth.allows(header))
         let clock = ContinuousClock()
-        let cached = clock.measure { for _ in 0..<1000 { #expect(auth.allows(header)) } }
+        // The fastest of three rounds: a stalled machine can slow one round, not three.
+        let cached = (0..<3).map { _ in clock.measure { for _ in 0..<1000 { #expect(auth.allows(header)) } } }.min()!
         // 1,000 cached checks take less than a few bcrypt verifications at cost 4 (~1 ms each).
         #expect(cached < .milliseconds(200))
         // Many distinct good headers (same user, scheme spelled differently) push the first out:

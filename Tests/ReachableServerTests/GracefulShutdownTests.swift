@@ -66,7 +66,7 @@ struct GracefulShutdownTests {
         running.cancel()
         let rest = try await client.readToEnd()
         try await running.value
-        #expect(ContinuousClock.now - cancelled < .seconds(10))
+        #expect(ContinuousClock.now - cancelled < .seconds(25), "well before the 30 s shutdown timeout")
         #expect(rest.contains("retry: "))
         #expect(
             rest.hasSuffix("0\r\n\r\n"), "the stream ends with the final chunk: \(rest.suffix(40).debugDescription)")
@@ -112,7 +112,7 @@ final class RawClient: @unchecked Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

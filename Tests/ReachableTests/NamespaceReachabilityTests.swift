@@ -110,7 +110,7 @@ extension KernelTests {
 
             try await namespace.ip("link", "set", "lo", "up")
             try await namespace.ip("address", "add", "198.18.9.9/32", "dev", "lo")
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(30)
             while monitor.statistics.wakeUps == 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(2))
             }

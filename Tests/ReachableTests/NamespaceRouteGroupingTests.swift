@@ -115,7 +115,7 @@ extension KernelTests {
             let already = judged.withLock { $0.count }
             // Any change is a batch: a route nothing here asks about.
             try await lab.monitored.ip("route", "add", batch, "via", VethLab.gateway, "dev", "v0")
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(30)
             while judged.withLock({ $0.count }) == already, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))
             }

@@ -40,11 +40,11 @@ extension KernelTests {
                 for prefix in prefixes {
                     try await lab.monitored.ip(family, "route", "replace", prefix, "via", gateway, "dev", "v0")
                 }
-                try await recorder.latest(timeout: .seconds(5), "reachable in round \(round)") { $0.isReachable }
+                try await recorder.latest(timeout: .seconds(30), "reachable in round \(round)") { $0.isReachable }
                 for prefix in prefixes {
                     try await lab.monitored.ip(family, "route", "del", prefix)
                 }
-                try await recorder.latest(timeout: .seconds(5), "unreachable in round \(round)") {
+                try await recorder.latest(timeout: .seconds(30), "unreachable in round \(round)") {
                     $0.state == .unreachable
                 }
             }

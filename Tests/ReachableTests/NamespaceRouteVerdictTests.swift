@@ -80,7 +80,7 @@ extension KernelTests {
                     "-6", "route", "add", "default", "via", "2001:db8:9::1", "dev", "b0", "table", "100")
                 try await lab.monitored.ip("rule", "add", "from", "198.19.1.2", "table", "100")
                 try await lab.monitored.ip("-6", "rule", "add", "from", "2001:db8:9::2", "table", "100")
-                let deadline = ContinuousClock.now + .seconds(10)
+                let deadline = ContinuousClock.now + .seconds(30)
                 while monitor.routingSnapshot.uplinks["b0"] != [.ipv4, .ipv6], ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(20))
                 }
@@ -99,7 +99,7 @@ extension KernelTests {
 
                 // The rule gone: no longer an uplink of IPv4, on the very next reading.
                 try await lab.monitored.ip("rule", "del", "from", "198.19.1.2", "table", "100")
-                let gone = ContinuousClock.now + .seconds(10)
+                let gone = ContinuousClock.now + .seconds(30)
                 while monitor.routingSnapshot.uplinks["b0"] != [.ipv6], ContinuousClock.now < gone {
                     try await Task.sleep(for: .milliseconds(20))
                 }

@@ -6,7 +6,7 @@ extension KernelTests {
     @Suite struct NamespaceSubscribers {
         /// Waits until every subscriber's latest value is `status`.
         private static func waitForAll(_ recorders: [StatusRecorder], toSee status: ReachabilityStatus) async throws {
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(30)
             while !recorders.allSatisfy({ $0.latest == status }) {
                 guard ContinuousClock.now < deadline else {
                     let behind = recorders.filter { $0.latest != status }.count

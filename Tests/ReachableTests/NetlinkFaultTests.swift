@@ -48,7 +48,7 @@ extension KernelTests {
                 faults.failEventReceives(1, with: ENOTSOCK)
                 try await lab.monitored.ip("link", "set", "v0", "down")
                 try await recorder.first("unknown") { $0.state == .unknown }
-                let deadline = ContinuousClock.now + .seconds(10)
+                let deadline = ContinuousClock.now + .seconds(30)
                 var failure = monitor.failure
                 while failure == nil, ContinuousClock.now < deadline {
                     try await Task.sleep(for: .milliseconds(5))

@@ -114,7 +114,7 @@ struct ApplicationTests {
                 try await application.run(logger: Logger(label: "test"), shutdownTimeout: 3, signals: [])
             }
             // The probes run once the group does: the target is decided.
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(30)
             while application.monitor.current.targets.first?.state != .reachable, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(10))
             }

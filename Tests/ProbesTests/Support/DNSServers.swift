@@ -28,7 +28,7 @@ final class Dnsmasq: @unchecked Sendable {
         ]
         arguments += records.map { "--address=/\($0.name)/\($0.address)" } + extraArguments
         process = try ChildProcess(Self.executable, arguments, logPath: directory.file("dnsmasq-\(address).log"))
-        let deadline = ContinuousClock.now + .seconds(10)
+        let deadline = ContinuousClock.now + .seconds(30)
         while !DNSQuery.answers(address: address, port: port) {
             if process.hasExited || ContinuousClock.now > deadline {
                 process.terminate()

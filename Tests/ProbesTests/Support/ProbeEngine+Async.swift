@@ -13,7 +13,7 @@ extension ProbeEngine {
     /// `resolve` for tests, with a timeout from now: generous by default, so c-ares' own retries
     /// (1 s, then 2 s) fit when a busy machine delays a datagram; tests of timeouts pass their own.
     func resolve(
-        _ host: String, via egress: Egress = .kernelChoice, timeout: Duration = .seconds(10)
+        _ host: String, via egress: Egress = .kernelChoice, timeout: Duration = .seconds(30)
     ) async -> ResolveOutcome {
         await withCheckedContinuation { continuation in
             let accepted = resolve(host, via: ResolverWay(egress), deadline: .now + timeout) {

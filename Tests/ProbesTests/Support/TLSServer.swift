@@ -30,7 +30,7 @@ final class SelfSignedTLSServer: @unchecked Sendable {
                 Self.openssl,
                 ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate, "-key", key, "-www", "-quiet"],
                 logPath: directory.file("s_server.log"))
-            let deadline = ContinuousClock.now + .seconds(10)
+            let deadline = ContinuousClock.now + .seconds(30)
             while !server.hasExited, ContinuousClock.now < deadline {
                 if LoopbackSocket.canConnect(address: "127.0.0.1", port: port) {
                     self.port = port

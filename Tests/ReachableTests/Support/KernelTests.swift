@@ -31,7 +31,7 @@ extension NetworkMonitor {
     /// Waits until `current` satisfies `predicate` (the monitor's own view, not a subscriber's).
     @discardableResult
     func waitForCurrent(
-        timeout: Duration = .seconds(10), _ description: String, where predicate: (ReachabilityStatus) -> Bool
+        timeout: Duration = .seconds(30), _ description: String, where predicate: (ReachabilityStatus) -> Bool
     ) async throws -> ReachabilityStatus {
         let deadline = ContinuousClock.now + timeout
         while true {

@@ -51,7 +51,7 @@ final class StatusRecorder: Sendable {
     /// The first status at or after position `start` that satisfies `predicate`.
     @discardableResult
     func first(
-        from start: Int = 0, timeout: Duration = .seconds(10), _ description: String,
+        from start: Int = 0, timeout: Duration = .seconds(30), _ description: String,
         where predicate: (ReachabilityStatus) -> Bool
     ) async throws -> (index: Int, arrival: Arrival) {
         let deadline = ContinuousClock.now + timeout
@@ -68,7 +68,7 @@ final class StatusRecorder: Sendable {
     /// Waits until the latest status satisfies `predicate`.
     @discardableResult
     func latest(
-        timeout: Duration = .seconds(10), _ description: String, where predicate: (ReachabilityStatus) -> Bool
+        timeout: Duration = .seconds(30), _ description: String, where predicate: (ReachabilityStatus) -> Bool
     ) async throws -> ReachabilityStatus {
         let deadline = ContinuousClock.now + timeout
         while true {
@@ -79,7 +79,7 @@ final class StatusRecorder: Sendable {
     }
 
     /// Waits for the stream to finish; `false` on timeout.
-    func waitUntilFinished(timeout: Duration = .seconds(5)) async -> Bool {
+    func waitUntilFinished(timeout: Duration = .seconds(30)) async -> Bool {
         let deadline = ContinuousClock.now + timeout
         while !isFinished {
             guard ContinuousClock.now < deadline else { return false }
