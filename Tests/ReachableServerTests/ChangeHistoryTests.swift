@@ -82,13 +82,59 @@ struct ChangeHistoryTests {
         #expect(history.response === history.response)
     }
 
-    @Test func theRingBoundHoldsForOne() {
-        var ring = RingBuffer<Int>(capacity: 1)
-        ring.append(1)
-        ring.append(2)
-        #expect(ring.elements == [2])
-        var three = RingBuffer<Int>(capacity: 3)
-        for value in 1...10 { three.append(value) }
-        #expect(three.elements == [8, 9, 10] && three.count == 3)
+    @Test func theCountBoundHoldsForOne() {
+        var one = KeptChanges(capacity: 1)
+        one.append([1])
+        one.append([2])
+        #expect(Array(one.elements) == [[2]] && one.bytes == 1)
+        var three = KeptChanges(capacity: 3)
+        for value in UInt8(1)...200 { three.append([value]) }
+        #expect(Array(three.elements) == [[198], [199], [200]] && three.count == 3 && three.bytes == 3)
+    }
+
+    /// A few changes of many targets must not hold hundreds of megabytes: the oldest go first
+    /// once the bytes pass the budget, and the newest stays even when it alone is larger.
+    @Test func theByteBudgetDropsTheOldestButNeverTheNewest() {
+        var kept = KeptChanges(capacity: 500, byteBudget: 10)
+        for value in UInt8(1)...4 { kept.append([UInt8](repeating: value, count: 3)) }
+        #expect(kept.elements.map(\.first) == [2, 3, 4] && kept.bytes == 9, "12 bytes did not fit in 10")
+        kept.append([UInt8](repeating: 5, count: 25))
+        #expect(kept.elements.map(\.first) == [5] && kept.count == 1 && kept.bytes == 25)
+        kept.append([6])
+        #expect(kept.elements.map(\.first) == [6] && kept.bytes == 1, "the large one went with the next change")
+        kept.append([7])
+        #expect(kept.elements.map(\.first) == [6, 7])
+    }
+
+    @Test func aHistoryOverItsBudgetAnswersWithTheNewestChanges() throws {
+        let history = ChangeHistory(capacity: 500, byteBudget: 200, baseline: Self.document(1, state: "reachable"))
+        for sequence in 2...20 {
+            history.record(Self.document(sequence, state: sequence % 2 == 0 ? "unreachable" : "reachable"))
+        }
+        guard case .array(let entries) = try Self.changes(history)["changes"] else {
+            Issue.record("no changes array")
+            return
+        }
+        // Each entry is about 90 bytes: two fit in 200.
+        #expect(entries.map { $0["sequence"] } == [.number("19"), .number("20")])
+        #expect(history.count == 2)
+    }
+
+    /// The answer is rendered by the first request after a change, then shared; a change makes
+    /// the next request render again, with it.
+    @Test func theAnswerIsRenderedOncePerChangeAndFollowsTheNext() throws {
+        let history = ChangeHistory(capacity: 5, baseline: Self.document(1, state: "reachable"))
+        history.record(Self.document(2, state: "unreachable"))
+        let first = history.response
+        #expect(first === history.response)
+        history.record(Self.document(3, state: "reachable"))
+        let second = history.response
+        #expect(second !== first && second === history.response)
+        guard case .array(let entries) = try JSONValue(parsing: second.body)["changes"] else {
+            Issue.record("no changes array")
+            return
+        }
+        #expect(entries.map { $0["sequence"] } == [.number("2"), .number("3")])
+        #expect(try JSONValue(parsing: first.body)["changes"]?.jsonText.contains(#""sequence":3"#) == false)
     }
 }

@@ -1,9 +1,11 @@
 import Reachable
 import Synchronization
 
-/// The last `--history` changes of the document, for `GET /changes`. Each is diffed once, when
-/// the server publishes it (`record`), against the document published before; the answer is
-/// rendered then too, so a request copies nothing and computes nothing.
+/// The last `--history` changes of the document, for `GET /changes` (within a byte budget:
+/// `KeptChanges`). Each is diffed once, when the server publishes it (`record`), against the
+/// document published before. The answer is rendered by the first request after a change and
+/// shared by the requests after it: a change nobody asks for costs no second copy of every kept
+/// change (at 10,000 targets the first change alone is about 5 MB).
 ///
 /// The document the server starts with is the baseline, not a change: it has nothing before it
 /// to differ from (the monitor's `unknown` before the first reading was never served). Every
@@ -20,8 +22,11 @@ final class ChangeHistory: Sendable {
         /// The last document recorded: what the next one is compared with.
         var previous: [UInt8]
         /// Each change's JSON object, rendered once.
-        var changes: RingBuffer<[UInt8]>
-        var response: SharedResponse
+        var changes: KeptChanges
+        /// The answer for `changes`, once a request has asked for it.
+        var response: SharedResponse?
+        /// How many changes were recorded: tells a rendered answer from a later change.
+        var recorded = 0
     }
 
     static let headers = [HTTPField("Content-Type", "application/json"), HTTPField("Cache-Control", "no-cache")]
@@ -30,13 +35,11 @@ final class ChangeHistory: Sendable {
 
     /// - Parameters:
     ///   - capacity: how many changes are kept (`--history`, at least 1).
+    ///   - byteBudget: how many bytes of changes are kept at most (the newest always is).
     ///   - baseline: the encoded document the server starts with.
-    init(capacity: Int, baseline: [UInt8]) {
-        let changes = RingBuffer<[UInt8]>(capacity: capacity)
-        state = Mutex(
-            State(
-                previous: baseline, changes: changes,
-                response: Self.response(changes)))
+    init(capacity: Int, byteBudget: Int = KeptChanges.defaultByteBudget, baseline: [UInt8]) {
+        let changes = KeptChanges(capacity: capacity, byteBudget: byteBudget)
+        state = Mutex(State(previous: baseline, changes: changes, response: nil))
     }
 
     /// Records the document just published (its encoded form); returns how many changes are kept.
@@ -56,8 +59,9 @@ final class ChangeHistory: Sendable {
         let (released, kept) = state.withLock { state in
             state.previous = json
             state.changes.append(entry)
+            state.recorded += 1
             let released = state.response
-            state.response = Self.response(state.changes)
+            state.response = nil
             return (released, state.changes.count)
         }
         // The replaced response (and the daemon's form of it) is released out of the lock.
@@ -65,8 +69,20 @@ final class ChangeHistory: Sendable {
         return kept
     }
 
-    /// The `/changes` answer as of the last change.
-    var response: SharedResponse { state.withLock { $0.response } }
+    /// The `/changes` answer as of the last change: rendered by the first request after it,
+    /// outside the lock (two first requests at once may both render; both serve the one stored).
+    var response: SharedResponse {
+        let (rendered, changes, recorded) = state.withLock { ($0.response, $0.changes, $0.recorded) }
+        if let rendered { return rendered }
+        let made = Self.response(changes)
+        return state.withLock { state in
+            // A change recorded meanwhile is not in `made`: serve it, but do not keep it.
+            guard state.recorded == recorded else { return made }
+            if let stored = state.response { return stored }
+            state.response = made
+            return made
+        }
+    }
 
     /// How many changes are kept (`reachd_changes_kept`).
     var count: Int { state.withLock { $0.changes.count } }
@@ -79,12 +95,17 @@ final class ChangeHistory: Sendable {
             json.field("changedAt") { (document["changedAt"] ?? .null).write(to: json) }
             json.field("diff") { json.array(diff) { $0.write(to: json) } }
         }
-        return json.bytes
+        // Kept for as long as the change is: without the room the writer grew into (up to half).
+        let written = json.bytes
+        return [UInt8](unsafeUninitializedCapacity: written.count) { buffer, count in
+            count = buffer.initialize(fromContentsOf: written)
+        }
     }
 
     /// `{"changes": [oldest, …, newest]}`.
-    private static func response(_ changes: RingBuffer<[UInt8]>) -> SharedResponse {
+    private static func response(_ changes: KeptChanges) -> SharedResponse {
         var body = Array(#"{"changes":["#.utf8)
+        body.reserveCapacity(changes.bytes + changes.count + 16)
         for (index, change) in changes.elements.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
             body += change

@@ -1,0 +1,46 @@
+/// The changes `/changes` keeps, each as its rendered JSON object, oldest first: the last
+/// `capacity` (`--history`), and of those only as many of the newest as fit in `byteBudget`.
+///
+/// The byte bound is for fleets: a link-down at 10,000 targets is one change of about 5 MB (every
+/// target's state, reason and families), and 500 of them would hold 2.5 GB. The newest change is
+/// always kept, whatever its size, so `/changes` always shows the last one. Storage grows with
+/// use, so a large `--history` costs nothing until changes fill it.
+struct KeptChanges {
+    /// The default `byteBudget`: some 50,000 changes of one target, or three of 10,000.
+    static let defaultByteBudget = 16 << 20
+
+    let capacity: Int
+    let byteBudget: Int
+    /// Kept changes from `first` on; the slots before it were dropped and are reused by compacting.
+    private var storage: [[UInt8]] = []
+    private var first = 0
+    /// The bytes of the kept changes.
+    private(set) var bytes = 0
+
+    init(capacity: Int, byteBudget: Int = Self.defaultByteBudget) {
+        precondition(capacity >= 1, "at least one change is kept")
+        self.capacity = capacity
+        self.byteBudget = byteBudget
+    }
+
+    var count: Int { storage.count - first }
+
+    /// Appends `change` and drops the oldest until both bounds hold (or only `change` is left).
+    mutating func append(_ change: [UInt8]) {
+        storage.append(change)
+        bytes += change.count
+        while count > capacity || (bytes > byteBudget && count > 1) {
+            bytes -= storage[first].count
+            storage[first] = []
+            first += 1
+        }
+        // Dropped slots are removed once they are half the storage: each append stays O(1) on average.
+        if first > 0, first * 2 >= storage.count {
+            storage.removeFirst(first)
+            first = 0
+        }
+    }
+
+    /// Oldest first.
+    var elements: ArraySlice<[UInt8]> { storage[first...] }
+}
