@@ -28,57 +28,125 @@ public struct QualityLimits: Sendable, Equatable {
 /// one appears after `toAppear` consecutive probes that show it and clears after `toClear` that do
 /// not, so a single slow probe is no event. `loss` and `latency` need a full window; `mtu` is a
 /// blackhole in at least 2 of the last 3 probes that tested the path MTU. Pure.
+///
+/// Every family of every target has one, so it is kept small (issue 28: a fleet's 10,000 targets):
+/// the window's counts and round trips in two flat arrays, not a `ProbeQuality` with an array of
+/// its own per probe; the streaks and the last three blackholes in fixed fields, not dictionaries.
 public struct QualityWindow: Sendable, Equatable {
-    private var probes: [ProbeQuality] = []
-    /// Whether each of the last three full-size echoes found a blackhole.
-    private var blackholes: [Bool] = []
-    private var showing: [Impairment: Int] = [:]
-    private var notShowing: [Impairment: Int] = [:]
-    /// The impairments that hold, in the contract's order.
-    public private(set) var impairments: [Impairment] = []
+    /// Per probe in the window, oldest first: small echoes sent and answered, round trips recorded.
+    private var counts: [Counts] = []
+    /// The window's round trips, oldest probe's first (`counts[i].roundTrips` of them each).
+    private var roundTrips: [Duration] = []
+    /// Whether each of the last full-size echoes (up to three, newest in bit 0) found a blackhole.
+    private var blackholes: UInt8 = 0
+    /// Consecutive probes that showed, and did not show, each impairment.
+    private var showing = Streaks()
+    private var notShowing = Streaks()
+    /// The impairments that hold, as bits in `Impairment.allCases` order.
+    private var holding: UInt8 = 0
+
+    private struct Counts: Sendable, Equatable {
+        var sent: Int32
+        var answered: Int32
+        var roundTrips: Int32
+    }
+
+    /// A count per impairment, saturating.
+    private struct Streaks: Sendable, Equatable {
+        private var loss: UInt32 = 0
+        private var latency: UInt32 = 0
+        private var mtu: UInt32 = 0
+
+        subscript(_ impairment: Impairment) -> UInt32 {
+            get {
+                switch impairment {
+                case .loss: loss
+                case .latency: latency
+                case .mtu: mtu
+                }
+            }
+            set {
+                switch impairment {
+                case .loss: loss = newValue
+                case .latency: latency = newValue
+                case .mtu: mtu = newValue
+                }
+            }
+        }
+
+        mutating func extend(_ impairment: Impairment) {
+            if self[impairment] < .max { self[impairment] += 1 }
+        }
+    }
 
     public init() {}
+
+    /// The impairments that hold, in the contract's order.
+    public var impairments: [Impairment] {
+        holding == 0 ? [] : Impairment.allCases.filter { holding & Self.bit($0) != 0 }
+    }
 
     /// One probe's measurements (a probe that sent nothing — no route, no address — is none).
     public mutating func record(_ quality: ProbeQuality, limits: QualityLimits) {
         guard quality.echoesSent > 0 || !quality.roundTrips.isEmpty || quality.pathMTU != nil else { return }
-        probes.append(quality)
-        if probes.count > limits.window { probes.removeFirst(probes.count - limits.window) }
+        counts.append(
+            Counts(
+                sent: Int32(clamping: quality.echoesSent), answered: Int32(clamping: quality.echoesAnswered),
+                roundTrips: Int32(quality.roundTrips.count)))
+        roundTrips.append(contentsOf: quality.roundTrips)
+        if counts.count > limits.window {
+            let dropped = counts.count - limits.window
+            roundTrips.removeFirst(Int(counts[..<dropped].reduce(0) { $0 + $1.roundTrips }))
+            counts.removeFirst(dropped)
+        }
         if let mtu = quality.pathMTU {
-            blackholes.append(mtu.isBlackhole)
-            if blackholes.count > 3 { blackholes.removeFirst() }
+            blackholes = (blackholes << 1 | (mtu.isBlackhole ? 1 : 0)) & 0b111
         }
-        let full = probes.count >= limits.window
-        let shown: [Impairment: Bool] = [
-            .loss: full && (loss.map { $0 > limits.maxLoss } ?? false),
-            .latency: full && limits.maxRoundTrip.map { limit in medianRoundTrip.map { $0 > limit } ?? false } ?? false,
-            .mtu: blackholes.count { $0 } >= 2,
-        ]
-        var holding = Set(impairments)
-        for (impairment, shows) in shown {
-            if shows {
-                showing[impairment, default: 0] += 1
-                notShowing[impairment] = 0
-                if showing[impairment, default: 0] >= limits.toAppear { holding.insert(impairment) }
-            } else {
-                notShowing[impairment, default: 0] += 1
-                showing[impairment] = 0
-                if notShowing[impairment, default: 0] >= limits.toClear { holding.remove(impairment) }
+        let full = counts.count >= limits.window
+        for impairment in Impairment.allCases {
+            let shows: Bool
+            switch impairment {
+            case .loss: shows = full && (loss.map { $0 > limits.maxLoss } ?? false)
+            case .latency:
+                shows =
+                    full && limits.maxRoundTrip.map { limit in medianRoundTrip.map { $0 > limit } ?? false } ?? false
+            case .mtu: shows = blackholes.nonzeroBitCount >= 2
             }
+            count(impairment, shows: shows, limits: limits)
         }
-        impairments = Impairment.allCases.filter(holding.contains)
+    }
+
+    /// One probe's verdict on one impairment, by the flap rules.
+    private mutating func count(_ impairment: Impairment, shows: Bool, limits: QualityLimits) {
+        if shows {
+            showing.extend(impairment)
+            notShowing[impairment] = 0
+            if showing[impairment] >= limits.toAppear { holding |= Self.bit(impairment) }
+        } else {
+            notShowing.extend(impairment)
+            showing[impairment] = 0
+            if notShowing[impairment] >= limits.toClear { holding &= ~Self.bit(impairment) }
+        }
+    }
+
+    private static func bit(_ impairment: Impairment) -> UInt8 {
+        switch impairment {
+        case .loss: 1
+        case .latency: 2
+        case .mtu: 4
+        }
     }
 
     /// Unanswered small echoes ÷ small echoes sent, over the window; `nil` without echoes.
     public var loss: Double? {
-        let sent = probes.reduce(0) { $0 + $1.echoesSent }
+        let sent = counts.reduce(0) { $0 + Int($1.sent) }
         guard sent > 0 else { return nil }
-        return 1 - Double(probes.reduce(0) { $0 + $1.echoesAnswered }) / Double(sent)
+        return 1 - Double(counts.reduce(0) { $0 + Int($1.answered) }) / Double(sent)
     }
 
     /// The median of every round trip in the window; `nil` without one.
     public var medianRoundTrip: Duration? {
-        let all = probes.flatMap(\.roundTrips).sorted()
+        let all = roundTrips.sorted()
         guard !all.isEmpty else { return nil }
         return all.count % 2 == 1 ? all[all.count / 2] : (all[all.count / 2 - 1] + all[all.count / 2]) / 2
     }
