@@ -40,7 +40,8 @@ let package = Package(
         .systemLibrary(name: "CEventFD"),
         // ICMP headers and the socket error queue for `icmp://` probes (nothing to link).
         .systemLibrary(name: "CICMP"),
-        // mallopt(3) for `MemoryPolicy`: a header Glibc's module map leaves out (nothing to link).
+        // mallopt(3) for `MemoryPolicy`, malloc_trim(3) for `AllocatorTrim`: a header Glibc's
+        // module map leaves out (nothing to link).
         .systemLibrary(name: "CMalloc"),
         .systemLibrary(
             name: "CMicroHTTPD",
@@ -78,6 +79,7 @@ let package = Package(
             name: "ReachableServer",
             dependencies: [
                 "CMicroHTTPD",
+                "CMalloc",
                 "CGnuTLS",
                 "CCrypt",
                 "CYAML",

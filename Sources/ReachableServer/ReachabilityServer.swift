@@ -139,6 +139,8 @@ public final class ReachabilityServer: Service, Sendable {
             "dns": .dictionary(dns),
         ]
         logger.info("status changed", metadata: metadata)
+        // Last: the frame is with the writers, the change recorded, the line logged.
+        AllocatorTrim.afterPublishing(documentSize: snapshot.json.count)
     }
 
     /// A keep-alive comment on every idle stream each interval, until cancelled (written by the

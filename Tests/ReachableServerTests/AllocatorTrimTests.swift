@@ -1,0 +1,38 @@
+import Foundation
+import Glibc
+import Testing
+
+@testable import ReachableServer
+
+/// After a large document, the allocator's free pages go back to the kernel; after a small one
+/// nothing is done.
+@Suite(.serialized) struct AllocatorTrimTests {
+    /// Under a sanitizer its own allocator serves `malloc`, and glibc's trim has nothing to give.
+    static let glibcAllocates = ["__asan_init", "__tsan_init"].allSatisfy { name in
+        name.withCString { dlsym(nil, $0) } == nil
+    }
+
+    private static func residentKiB() -> Int {
+        let fields = (try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8))?.split(separator: " ") ?? []
+        return (fields.count > 1 ? Int(fields[1]) ?? 0 : 0) * Int(sysconf(Int32(_SC_PAGESIZE))) / 1024
+    }
+
+    @Test func onlyALargeDocumentTrims() {
+        #expect(!AllocatorTrim.afterPublishing(documentSize: AllocatorTrim.threshold - 1))
+        #expect(AllocatorTrim.afterPublishing(documentSize: AllocatorTrim.threshold))
+    }
+
+    @Test(.enabled(if: glibcAllocates)) func freedSmallBlocksGoBackToTheKernel() throws {
+        // 64 MB in small blocks, as a change of 10,000 targets allocates them; one block after
+        // them keeps them from being the heap's top (which glibc would give back by itself).
+        let blocks = (0..<65_536).map { _ in malloc(1000)! }
+        for block in blocks { memset(block, 1, 1000) }
+        let after = malloc(1000)
+        defer { free(after) }
+        for block in blocks { free(block) }
+        let freed = Self.residentKiB()
+        AllocatorTrim.afterPublishing(documentSize: AllocatorTrim.threshold)
+        let trimmed = Self.residentKiB()
+        #expect(freed - trimmed > 32_000, "resident \(freed) KiB freed, \(trimmed) KiB trimmed")
+    }
+}
