@@ -41,10 +41,13 @@ extension Set<RouteQuestion> {
 
     /// The addresses among these questions by the egress they were asked out of, in one pass: a
     /// source with thousands of targets looks each one's up here, never builds a set per target
-    /// (that made a link-down at 10,000 targets take minutes — 100 million insertions).
+    /// (that made a link-down at 10,000 targets take minutes — 100 million insertions). Each set
+    /// is sized for its own questions, counted first: not grown by rehashing at a link-down, nor
+    /// sized for all of them (with a hundred ways out, a hundred sets each as large as the whole).
     package var addressesByEgress: [Egress: Set<IPAddress>] {
-        reduce(into: [:]) { groups, question in
-            groups[question.egress, default: Set<IPAddress>(minimumCapacity: count)].insert(question.address)
-        }
+        let counts = reduce(into: [Egress: Int]()) { counts, question in counts[question.egress, default: 0] += 1 }
+        var groups = counts.mapValues { Set<IPAddress>(minimumCapacity: $0) }
+        for question in self { groups[question.egress]!.insert(question.address) }
+        return groups
     }
 }
