@@ -47,7 +47,7 @@ extension Set<RouteQuestion> {
     package var addressesByEgress: [Egress: Set<IPAddress>] {
         let counts = reduce(into: [Egress: Int]()) { counts, question in counts[question.egress, default: 0] += 1 }
         var groups = counts.mapValues { Set<IPAddress>(minimumCapacity: $0) }
-        for question in self { groups[question.egress]!.insert(question.address) }
+        for question in self { groups[question.egress, default: []].insert(question.address) }
         return groups
     }
 }
