@@ -41,7 +41,7 @@ public final class ReachabilityServer: Service, Sendable {
         let status = monitor.current
         snapshot = StatusSnapshot(status, extraHeaders: CrossOrigin(policy: configuration.allowOrigin).sharedHeaders)
         hub = EventHub(
-            initialFrame: EventFrame.status(status, json: status.jsonBytes()),
+            initialFrame: snapshot.frame,
             retryMilliseconds: configuration.retryMilliseconds, writers: configuration.threads
         )
         // The document at start is the baseline of `/changes`, not a change (`ChangeHistory`).

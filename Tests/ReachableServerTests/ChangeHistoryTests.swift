@@ -6,8 +6,8 @@ import Testing
 
 /// `/changes`: the baseline is no change, each change is diffed once, the ring keeps the newest.
 struct ChangeHistoryTests {
-    private static func document(_ sequence: Int, state: String) -> [UInt8] {
-        Array(#"{"state":"\#(state)","sequence":\#(sequence),"changedAt":"t\#(sequence)"}"#.utf8)
+    private static func document(_ sequence: Int, state: String) -> ArraySlice<UInt8> {
+        Array(#"{"state":"\#(state)","sequence":\#(sequence),"changedAt":"t\#(sequence)"}"#.utf8)[...]
     }
 
     private static func changes(_ history: ChangeHistory) throws -> JSONValue {
@@ -53,7 +53,7 @@ struct ChangeHistoryTests {
 
     @Test func textThatIsNotJSONIsLeftOutAndTheNextChangeDiffsFromTheLastGoodOne() throws {
         let history = ChangeHistory(capacity: 5, baseline: Self.document(1, state: "reachable"))
-        #expect(history.record(Array("{not json".utf8)) == 0)
+        #expect(history.record(Array("{not json".utf8)[...]) == 0)
         history.record(Self.document(3, state: "unreachable"))
         #expect(
             try Self.changes(history)["changes"]?.jsonText
@@ -65,9 +65,9 @@ struct ChangeHistoryTests {
         // The scan takes this baseline's entry for the new document's (same bytes), but the
         // baseline does not parse: the first change is the whole document, as from `null`.
         let baseline = #"{"targets":[{"name":"a","s":1}],"x":tru,"sequence":1}"#
-        let history = ChangeHistory(capacity: 2, baseline: Array(baseline.utf8))
+        let history = ChangeHistory(capacity: 2, baseline: Array(baseline.utf8)[...])
         let next = #"{"targets":[{"name":"a","s":1}],"x":true,"sequence":2,"changedAt":"t2"}"#
-        history.record(Array(next.utf8))
+        history.record(Array(next.utf8)[...])
         let expected = DocumentDiff.changes(from: .null, to: try JSONValue(parsing: next))
         #expect(expected.count == 1)
         #expect(

@@ -12,7 +12,7 @@ struct CrossOriginTests {
 
     private func router(_ policy: CrossOriginPolicy) -> RequestRouter {
         let snapshot = StatusSnapshot(status, extraHeaders: CrossOrigin(policy: policy).sharedHeaders)
-        let hub = EventHub(initialFrame: EventFrame.status(status, json: status.jsonBytes()), retryMilliseconds: 2000)
+        let hub = EventHub(initialFrame: EventFrame.status(status).bytes, retryMilliseconds: 2000)
         return RequestRouter(
             monitor: NetworkMonitor.shared, snapshot: snapshot, hub: hub, readiness: [.always],
             isShuttingDown: { false },

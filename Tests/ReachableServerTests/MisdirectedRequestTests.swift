@@ -16,7 +16,7 @@ struct MisdirectedRequestTests {
         RequestRouter, EventHub
     ) {
         let snapshot = StatusSnapshot(status, extraHeaders: CrossOrigin(policy: crossOrigin).sharedHeaders)
-        let hub = EventHub(initialFrame: EventFrame.status(status, json: status.jsonBytes()), retryMilliseconds: 2000)
+        let hub = EventHub(initialFrame: EventFrame.status(status).bytes, retryMilliseconds: 2000)
         let router = RequestRouter(
             monitor: NetworkMonitor.shared, snapshot: snapshot, hub: hub, readiness: [.always],
             isShuttingDown: { false },

@@ -13,7 +13,7 @@ struct PageTests {
             path: NetworkPath(state: .reachable, ipv4: true), sequence: 1, changedAt: Date())
         let router = RequestRouter(
             monitor: .shared, snapshot: StatusSnapshot(status),
-            hub: EventHub(initialFrame: EventFrame.status(status, json: status.jsonBytes()), retryMilliseconds: 2000),
+            hub: EventHub(initialFrame: EventFrame.status(status).bytes, retryMilliseconds: 2000),
             readiness: [.reachable], isShuttingDown: { false },
             rejections: RejectionLog(logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         )

@@ -15,7 +15,7 @@ struct RequestRouterTests {
         let status = ReachabilityStatus(
             path: NetworkPath(state: .reachable, ipv4: true), sequence: 5, changedAt: Date())
         snapshot = StatusSnapshot(status)
-        hub = EventHub(initialFrame: EventFrame.status(status, json: status.jsonBytes()), retryMilliseconds: 2000)
+        hub = EventHub(initialFrame: EventFrame.status(status).bytes, retryMilliseconds: 2000)
     }
 
     private func router(
@@ -210,10 +210,10 @@ struct ChangesRouteTests {
         var next = status
         next.path = NetworkPath(state: .unreachable)
         next.sequence = 2
-        changes.record(next.jsonBytes())
+        changes.record(EventFrame.status(next).document)  // as published: a slice of its frame
         let router = RequestRouter(
             monitor: .shared, snapshot: snapshot,
-            hub: EventHub(initialFrame: EventFrame.status(status, json: snapshot.json), retryMilliseconds: 2000),
+            hub: EventHub(initialFrame: snapshot.frame, retryMilliseconds: 2000),
             changes: changes, readiness: [], isShuttingDown: { false },
             rejections: RejectionLog(logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }))
         let response = router.respond(

@@ -552,7 +552,7 @@ struct ServerMetricsTests {
         let snapshot = StatusSnapshot(status)
         let router = RequestRouter(
             monitor: NetworkMonitor.shared, snapshot: snapshot,
-            hub: EventHub(initialFrame: EventFrame.status(status, json: status.jsonBytes()), retryMilliseconds: 2000),
+            hub: EventHub(initialFrame: EventFrame.status(status).bytes, retryMilliseconds: 2000),
             readiness: [.reachable], isShuttingDown: { false },
             rejections: RejectionLog(logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }),
             metrics: metrics)

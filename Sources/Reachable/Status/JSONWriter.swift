@@ -74,6 +74,12 @@ public final class JSONWriter {
         if let value { body(value) } else { raw("null") }
     }
 
+    /// Bytes that are not a JSON value (an SSE frame's head and tail around the document): as
+    /// they are, with no comma before or after.
+    public func verbatim(_ text: some Collection<UInt8>) {
+        bytes.append(contentsOf: text)
+    }
+
     public func raw(_ text: String) {
         bytes.append(contentsOf: text.utf8)
         needsComma = true

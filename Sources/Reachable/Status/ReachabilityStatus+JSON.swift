@@ -8,13 +8,25 @@ import FoundationEssentials
 /// (private to each type): the round-trip tests (`StatusJSONTests`: every field set, encoded,
 /// decoded, compared) fail when a property and its key here differ.
 extension ReachabilityStatus {
+    /// The document as one line of JSON.
     ///
     /// - Parameter expectedSize: about how large it will be (the last document's size): the
     ///   bytes are reserved at once, with a sixteenth to spare, so a document of 10,000 targets
     ///   (3.4 MB) is not copied a dozen times as it grows, nor kept with much room unused.
     public func jsonBytes(expectedSize: Int? = nil) -> [UInt8] {
-        let capacity = expectedSize.map { $0 + $0 / 16 + 256 } ?? 2048 + 400 * (targets.count + interfaces.count)
-        let json = JSONWriter(capacity: capacity)
+        let json = JSONWriter(capacity: jsonCapacity(expectedSize: expectedSize))
+        write(to: json)
+        return json.bytes
+    }
+
+    /// The bytes to reserve for the document: the last document's size with a sixteenth to
+    /// spare, or an estimate from its entries.
+    public func jsonCapacity(expectedSize: Int?) -> Int {
+        expectedSize.map { $0 + $0 / 16 + 256 } ?? 2048 + 400 * (targets.count + interfaces.count)
+    }
+
+    /// Writes the document where `json` stands (after an SSE frame's head: `EventFrame`).
+    public func write(to json: JSONWriter) {
         json.object {
             json.field("state") { json.string(state.rawValue) }
             json.field("isReachable") { json.bool(isReachable) }
@@ -98,7 +110,6 @@ extension ReachabilityStatus {
             json.field("changedAt") { json.timestamp(changedAt, Self.timestampStyle) }
             json.field("stateSince") { json.timestamp(stateSince, Self.timestampStyle) }
         }
-        return json.bytes
     }
 
     /// The top-level check and each uplink's are the same object.

@@ -27,11 +27,27 @@ enum MHDResponse {
     }
 
     /// A response whose body libmicrohttpd copies once; the caller owns one reference.
-    static func make(body: [UInt8], headers: [HTTPField]) -> OpaquePointer {
+    static func make(body: ArraySlice<UInt8>, headers: [HTTPField]) -> OpaquePointer {
         let response = body.withUnsafeBytes { raw in
             MHD_create_response_from_buffer(
                 raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), reachd_mhd_must_copy
             )
+        }!
+        for header in headers {
+            MHD_add_response_header(response, header.name, header.value)
+        }
+        return response
+    }
+
+    /// A response that serves `body` where it lies: libmicrohttpd holds a retained box of the
+    /// array and releases it when its last connection is done with the response (not the
+    /// `SharedResponse` itself: its prepared response would then keep it alive in a cycle). A
+    /// native array's storage does not move while a reference to it is held and nothing writes.
+    static func makeSharing(body: ArraySlice<UInt8>, headers: [HTTPField]) -> OpaquePointer {
+        let owner = Unmanaged.passRetained(BodyOwner(body))
+        let response = owner.takeUnretainedValue().body.withUnsafeBytes { raw in
+            MHD_create_response_from_buffer_with_free_callback_cls(
+                raw.count, UnsafeMutableRawPointer(mutating: raw.baseAddress), releaseBody, owner.toOpaque())
         }!
         for header in headers {
             MHD_add_response_header(response, header.name, header.value)
@@ -96,4 +112,14 @@ private let readStream: MHD_ContentReaderCallback = { cls, _, buffer, capacity i
 private let releaseStream: MHD_ContentReaderFreeCallback = { cls in
     guard let cls else { return }
     Unmanaged<AnyObject>.fromOpaque(cls).release()
+}
+
+/// Keeps a shared response's bytes alive for libmicrohttpd (`makeSharing`).
+private final class BodyOwner {
+    let body: ArraySlice<UInt8>
+    init(_ body: ArraySlice<UInt8>) { self.body = body }
+}
+
+private func releaseBody(_ owner: UnsafeMutableRawPointer?) {
+    if let owner { Unmanaged<BodyOwner>.fromOpaque(owner).release() }
 }

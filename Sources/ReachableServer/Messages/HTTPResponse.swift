@@ -2,8 +2,8 @@
 /// libmicrohttpd's response.
 struct HTTPResponse: Sendable {
     enum Body: Sendable {
-        /// Bytes for this one response.
-        case bytes([UInt8])
+        /// Bytes for this one response (a slice: the `/status` document is one of its frame).
+        case bytes(ArraySlice<UInt8>)
         /// Bytes made once and served to every request that asks for them; the daemon prepares
         /// its response from them once. Its headers are part of it.
         case shared(SharedResponse)
@@ -16,6 +16,10 @@ struct HTTPResponse: Sendable {
     let body: Body
 
     init(status: Int, headers: [HTTPField], body: [UInt8]) {
+        self.init(status: status, headers: headers, body: body[...])
+    }
+
+    init(status: Int, headers: [HTTPField], body: ArraySlice<UInt8>) {
         self.status = status
         self.headers = headers
         self.body = .bytes(body)

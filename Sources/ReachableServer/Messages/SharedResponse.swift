@@ -6,13 +6,18 @@ import Synchronization
 /// and released together with these bytes.
 final class SharedResponse: Sendable {
     let headers: [HTTPField]
-    let body: [UInt8]
+    /// A slice, so `/status` can serve the document where it lies in the SSE frame.
+    let body: ArraySlice<UInt8>
     /// The daemon's response, once made.
     private let daemonResponse = Mutex<(any AnyObject & Sendable)?>(nil)
 
-    init(headers: [HTTPField], body: [UInt8]) {
+    init(headers: [HTTPField], body: ArraySlice<UInt8>) {
         self.headers = headers
         self.body = body
+    }
+
+    convenience init(headers: [HTTPField], body: [UInt8]) {
+        self.init(headers: headers, body: body[...])
     }
 
     /// The daemon's form of this response: made by `make` on first use, the same object after.

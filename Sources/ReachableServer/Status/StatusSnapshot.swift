@@ -1,12 +1,13 @@
 import Reachable
 import Synchronization
 
-/// The current status, encoded once per change: the `/status` response (shared by every request,
-/// never re-encoded or copied) and the SSE frame every stream shares.
+/// The current status, encoded once per change into its SSE frame, which every stream shares;
+/// the `/status` response serves the document's slice of that frame (shared by every request,
+/// never re-encoded or copied).
 final class StatusSnapshot: Sendable {
     private struct Current {
         var status: ReachabilityStatus
-        var json: [UInt8]
+        var frame: EventFrame.Status
         var response: SharedResponse
     }
 
@@ -18,15 +19,19 @@ final class StatusSnapshot: Sendable {
 
     init(_ status: ReachabilityStatus, extraHeaders: [HTTPField] = []) {
         self.extraHeaders = extraHeaders
-        let json = status.jsonBytes()
+        let frame = EventFrame.status(status)
         current = Mutex(
-            Current(status: status, json: json, response: Self.response(for: json, extraHeaders: extraHeaders)))
+            Current(status: status, frame: frame, response: Self.response(for: frame, extraHeaders: extraHeaders)))
     }
 
     var status: ReachabilityStatus { current.withLock { $0.status } }
 
-    /// The encoded document, for an answer that needs headers of its own (a listed CORS origin).
-    var json: [UInt8] { current.withLock { $0.json } }
+    /// The encoded document (a slice of the SSE frame), for an answer that needs headers of its
+    /// own (a listed CORS origin) and for `/changes`.
+    var json: ArraySlice<UInt8> { current.withLock { $0.frame.document } }
+
+    /// The current status's SSE frame.
+    var frame: [UInt8] { current.withLock { $0.frame.bytes } }
 
     /// The `/status` response for the current status. A request that holds it keeps it alive
     /// after the next change replaces it.
@@ -34,18 +39,18 @@ final class StatusSnapshot: Sendable {
 
     /// Installs a new status; returns its SSE frame for the streams.
     func update(_ status: ReachabilityStatus) -> [UInt8] {
-        let json = status.jsonBytes(expectedSize: current.withLock { $0.json.count })
-        let response = Self.response(for: json, extraHeaders: extraHeaders)
+        let frame = EventFrame.status(status, expectedSize: current.withLock { $0.frame.json.count })
+        let response = Self.response(for: frame, extraHeaders: extraHeaders)
         // The previous response is handed out of the lock and released there (with the daemon's
         // prepared form of it), or later by a request that still holds it.
         _ = current.withLock { current in
-            defer { current = Current(status: status, json: json, response: response) }
+            defer { current = Current(status: status, frame: frame, response: response) }
             return current.response
         }
-        return EventFrame.status(status, json: json)
+        return frame.bytes
     }
 
-    private static func response(for json: [UInt8], extraHeaders: [HTTPField]) -> SharedResponse {
-        SharedResponse(headers: headers + extraHeaders, body: json)
+    private static func response(for frame: EventFrame.Status, extraHeaders: [HTTPField]) -> SharedResponse {
+        SharedResponse(headers: headers + extraHeaders, body: frame.document)
     }
 }

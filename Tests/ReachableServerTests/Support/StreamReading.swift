@@ -24,8 +24,8 @@ extension HTTPResponse {
     /// The body's bytes, whatever kind of body it is (`nil` for a stream).
     var bodyBytes: [UInt8]? {
         switch body {
-        case .bytes(let bytes): bytes
-        case .shared(let shared): shared.body
+        case .bytes(let bytes): Array(bytes)
+        case .shared(let shared): Array(shared.body)
         case .stream: nil
         }
     }
