@@ -43,7 +43,7 @@ final class TargetMetrics: Sendable {
             known.modify(target, make: { _ in TargetSeries() }) { series in
                 series.duration.record(duration)
                 if let failure, let index = TargetSeries.reasons.firstIndex(of: failure) {
-                    series.failures[index] += 1
+                    series.failures.count(at: index)
                 }
             }
         }
@@ -92,7 +92,7 @@ final class TargetMetrics: Sendable {
         }
         out.family("target_probe_failures_total", "counter", Help.probeFailures)
         for (name, series) in targets {
-            for (reason, count) in zip(TargetSeries.reasons, series.failures) {
+            for (reason, count) in series.failures.byReason {
                 out.sample(
                     "target_probe_failures_total", target: name, extra: ("reason", reason.rawValue),
                     value: String(count))
