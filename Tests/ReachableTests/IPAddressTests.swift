@@ -41,6 +41,36 @@ struct IPAddressTests {
         #expect(sorted.map(\.description) == ["9.0.0.1", "10.0.0.1", "198.18.1.10", "::1", "2001:db8::1"])
     }
 
+    /// The bytes are held as two words: every byte keeps its place, in both halves.
+    @Test func everyByteComesBackInItsPlace() throws {
+        let v6 = (0..<16).map { UInt8(0x10 * ($0 % 16) + $0 % 16) }  // 0x00, 0x11, …, 0xff
+        let address = try #require(IPAddress(bytes: v6))
+        #expect(address.bytes == v6)
+        #expect(address.description == "11:2233:4455:6677:8899:aabb:ccdd:eeff")
+        #expect(IPAddress(address.description) == address)
+        #expect(try #require(IPAddress(bytes: [255, 128, 1, 0])).bytes == [255, 128, 1, 0])
+    }
+
+    /// Zero in both families is two addresses, and an address read twice is one (equal and
+    /// hashed alike, as the route questions' sets need).
+    @Test func equalityAndHashingSeeTheFamilyAndEveryByte() throws {
+        let addresses = ["0.0.0.0", "::", "::ffff:0.0.0.0", "2001:db8::1", "2001:db8::1:0:0:1", "2001:db9::1"]
+        let parsed = Set(addresses.compactMap(IPAddress.init))
+        #expect(parsed.count == addresses.count)
+        let original = try #require(IPAddress("2001:db8::1"))
+        let again = try #require(IPAddress(bytes: original.bytes))
+        #expect(parsed.contains(again))
+    }
+
+    @Test func sortsByEveryByteIncludingTheHighBitAndTheLowHalf() {
+        let sorted = ["255.0.0.1", "128.0.0.1", "127.255.255.255", "2001:db8::2", "2001:db8::1", "ffff::", "8000::"]
+            .compactMap(IPAddress.init).sorted()
+        #expect(
+            sorted.map(\.description) == [
+                "127.255.255.255", "128.0.0.1", "255.0.0.1", "2001:db8::1", "2001:db8::2", "8000::", "ffff::",
+            ])
+    }
+
     @Test func aSocketAddressOfAnotherFamilyIsNoAddress() {
         var unix = sockaddr()
         unix.sa_family = sa_family_t(AF_UNIX)

@@ -31,11 +31,11 @@ package struct RoutePrefixes: Sendable {
     /// family ungrouped: nothing unread is guessed.
     package mutating func insert(_ bytes: [UInt8], length: Int) {
         let isIPv6 = bytes.count == 16
-        guard bytes.count == 4 || isIPv6, length >= 0, length <= bytes.count * 8 else {
+        guard let address = IPAddress(bytes: bytes), length >= 0, length <= bytes.count * 8 else {
             ungrouped.insert(isIPv6)
             return
         }
-        let group = Self.group(bytes, length: length)
+        let group = Self.group(address, length: length)
         guard prefixes.insert(group).inserted, lengths[isIPv6]?.contains(length) == false else { return }
         lengths[isIPv6, default: []].append(length)
         lengths[isIPv6]?.sort(by: >)
@@ -53,7 +53,7 @@ package struct RoutePrefixes: Sendable {
         let isIPv6 = address.isIPv6
         guard !ungrouped.contains(isIPv6) else { return nil }
         for length in lengths[isIPv6] ?? [] {
-            let candidate = Self.group(address.bytes, length: length)
+            let candidate = Self.group(address, length: length)
             if prefixes.contains(candidate) { return candidate }
         }
         return Group(isIPv6: isIPv6, length: -1, high: 0, low: 0)
@@ -105,20 +105,11 @@ package struct RoutePrefixes: Sendable {
         return result
     }
 
-    /// `bytes` cut to `length` bits, as two 64-bit halves (IPv4 in the high half).
-    private static func group(_ bytes: [UInt8], length: Int) -> Group {
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for (index, byte) in bytes.enumerated() {
-            if index < 8 {
-                high |= UInt64(byte) << UInt64(56 - 8 * index)
-            } else {
-                low |= UInt64(byte) << UInt64(56 - 8 * (index - 8))
-            }
-        }
-        high &= mask(keeping: min(length, 64))
-        low &= mask(keeping: max(length - 64, 0))
-        return Group(isIPv6: bytes.count == 16, length: length, high: high, low: low)
+    /// `address` cut to `length` bits, as two 64-bit halves (IPv4 in the high half).
+    private static func group(_ address: IPAddress, length: Int) -> Group {
+        Group(
+            isIPv6: address.isIPv6, length: length, high: address.high & mask(keeping: min(length, 64)),
+            low: address.low & mask(keeping: max(length - 64, 0)))
     }
 
     /// A 64-bit word with its first `bits` bits set.

@@ -8,13 +8,43 @@ public import Glibc
 /// IPv6, then by value), so `9.0.0.1` sorts before `10.0.0.1`, and the text is always the C library's
 /// canonical form (the same compression as `ip`), whatever the user or the DNS server wrote.
 public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The network-order bytes as two big-endian words (IPv4's four in the top of `high`), held
+    /// inline rather than as an array of their own: an address is then compared, hashed and
+    /// copied without the heap (a link-down at 10,000 targets hashes every target's addresses
+    /// several times on its way to the document), and costs no allocation of 48 bytes.
+    package let high: UInt64
+    package let low: UInt64
+    public let isIPv6: Bool
+
     /// Network-order bytes: 4 for IPv4, 16 for IPv6.
-    public let bytes: [UInt8]
+    public var bytes: [UInt8] { withBytes { Array($0) } }
 
     /// An address from its bytes; `nil` unless there are 4 or 16.
     public init?(bytes: [UInt8]) {
         guard bytes.count == 4 || bytes.count == 16 else { return nil }
-        self.bytes = bytes
+        self = bytes.withUnsafeBytes { IPAddress(raw: $0) }
+    }
+
+    /// From 4 or 16 network-order bytes (checked by the caller).
+    private init(raw: UnsafeRawBufferPointer) {
+        var high: UInt64 = 0
+        var low: UInt64 = 0
+        for (index, byte) in raw.enumerated() {
+            if index < 8 {
+                high |= UInt64(byte) << UInt64(56 - 8 * index)
+            } else {
+                low |= UInt64(byte) << UInt64(56 - 8 * (index - 8))
+            }
+        }
+        self.high = high
+        self.low = low
+        isIPv6 = raw.count == 16
+    }
+
+    /// `body` with the network-order bytes (4 or 16), from the stack.
+    private func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+        var words = (high.bigEndian, low.bigEndian)
+        return withUnsafeBytes(of: &words) { body(UnsafeRawBufferPointer(rebasing: $0.prefix(isIPv6 ? 16 : 4))) }
     }
 
     /// Parses a literal (`198.18.0.1`, `2001:db8::1`; no brackets, no zone). Strict `inet_pton`: a
@@ -22,12 +52,12 @@ public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible
     public init?(_ text: String) {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
-            bytes = withUnsafeBytes(of: &v4) { Array($0) }
+            self = withUnsafeBytes(of: &v4) { IPAddress(raw: $0) }
             return
         }
         var v6 = in6_addr()
         if inet_pton(AF_INET6, text, &v6) == 1 {
-            bytes = withUnsafeBytes(of: &v6) { Array($0) }
+            self = withUnsafeBytes(of: &v6) { IPAddress(raw: $0) }
             return
         }
         return nil
@@ -52,15 +82,13 @@ public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible
         guard let socketAddress else { return nil }
         switch Int32(socketAddress.pointee.sa_family) {
         case AF_INET:
-            self.init(
-                bytes: socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
-                    withUnsafeBytes(of: $0.pointee.sin_addr) { Array($0) }
-                })
+            self = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                withUnsafeBytes(of: $0.pointee.sin_addr) { IPAddress(raw: $0) }
+            }
         case AF_INET6:
-            self.init(
-                bytes: socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-                    withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) }
-                })
+            self = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                withUnsafeBytes(of: $0.pointee.sin6_addr) { IPAddress(raw: $0) }
+            }
         default:
             return nil
         }
@@ -76,13 +104,13 @@ public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible
             var address = sockaddr_in6()
             address.sin6_family = sa_family_t(AF_INET6)
             address.sin6_port = port.bigEndian
-            withUnsafeMutableBytes(of: &address.sin6_addr) { $0.copyBytes(from: bytes) }
+            withBytes { source in withUnsafeMutableBytes(of: &address.sin6_addr) { $0.copyMemory(from: source) } }
             return try Self.call(body, with: &address)
         }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
-        withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyBytes(from: bytes) }
+        withBytes { source in withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyMemory(from: source) } }
         return try Self.call(body, with: &address)
     }
 
@@ -97,8 +125,6 @@ public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible
         }
     }
 
-    public var isIPv6: Bool { bytes.count == 16 }
-
     /// Which family, as the document names it.
     public var addressFamily: AddressFamily { isIPv6 ? .ipv6 : .ipv4 }
 
@@ -108,24 +134,19 @@ public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Canonical text (`inet_ntop`), without brackets.
     public var description: String {
         withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { text in
-            let ok = bytes.withUnsafeBytes { raw in
+            let ok = withBytes { raw in
                 inet_ntop(family, raw.baseAddress, text.baseAddress, socklen_t(text.count)) != nil
             }
             return ok ? String(cString: text.baseAddress!) : "?"
         }
     }
 
-    /// The bytes in one go, not one `combine` each: a link-down at 10,000 targets hashes every
-    /// target's addresses several times on its way to the document.
-    public func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-    }
-
     /// The form a URL's authority needs: IPv6 in brackets.
     public var urlHost: String { isIPv6 ? "[\(description)]" : description }
 
+    /// IPv4 before IPv6, then by value (the words are big-endian: numeric order is byte order).
     public static func < (lhs: IPAddress, rhs: IPAddress) -> Bool {
-        if lhs.bytes.count != rhs.bytes.count { return lhs.bytes.count < rhs.bytes.count }
-        return lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+        if lhs.isIPv6 != rhs.isIPv6 { return !lhs.isIPv6 }
+        return (lhs.high, lhs.low) < (rhs.high, rhs.low)
     }
 }
