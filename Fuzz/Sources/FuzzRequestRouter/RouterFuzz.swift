@@ -21,7 +21,7 @@ enum RouterFuzz {
     private static let rejections = RejectionLog(logger: Logger(label: "fuzz") { _ in SwiftLogNoOpLogHandler() })
     private static let status = sampleStatus()
     private static let hub = EventHub(
-        initialFrame: EventFrame.status(status, json: status.jsonBytes()), retryMilliseconds: 2000)
+        initialFrame: EventFrame.status(status).bytes, retryMilliseconds: 2000)
     /// One snapshot per kind of policy, as the server makes one with the policy's shared headers.
     private static let snapshots = [
         StatusSnapshot(status, extraHeaders: CrossOrigin(policy: .none).sharedHeaders),
@@ -189,8 +189,8 @@ enum RouterFuzz {
 
     private static func body(of response: HTTPResponse) -> [UInt8] {
         switch response.body {
-        case .bytes(let bytes): bytes
-        case .shared(let shared): shared.body
+        case .bytes(let bytes): Array(bytes)
+        case .shared(let shared): Array(shared.body)
         case .stream: []
         }
     }
