@@ -84,12 +84,7 @@ struct HTTPDaemonTests {
     }
 
     @Test func aQuiescedDaemonRefusesNewConnectionsAtOnce() throws {
-        var configuration = ServerConfiguration()
-        configuration.host = "127.0.0.1"
-        configuration.port = 0
-        let listening = try ListeningSocket(host: configuration.host, port: configuration.port)
-        let port = listening.port
-        let daemon = HTTPDaemon(listening: listening, configuration: configuration)
+        let (daemon, port) = try HTTPDaemon.onLoopback()
         try daemon.start(handler: Unused())
         defer { daemon.stop() }
         #expect(Self.connect(port: port) == 0)

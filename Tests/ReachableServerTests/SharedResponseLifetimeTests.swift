@@ -1,4 +1,5 @@
 import Glibc
+import Reachable
 import Synchronization
 import Testing
 
@@ -28,12 +29,7 @@ struct SharedResponseLifetimeTests {
     }
 
     @Test func aReaderThatOutlivesAChangeGetsEveryByteOfWhatItAskedFor() throws {
-        var configuration = ServerConfiguration()
-        configuration.host = "127.0.0.1"
-        configuration.port = 0
-        let listening = try ListeningSocket(host: configuration.host, port: configuration.port)
-        let port = listening.port
-        let daemon = HTTPDaemon(listening: listening, configuration: configuration)
+        let (daemon, port) = try HTTPDaemon.onLoopback()
         let handler = Current(
             SharedResponse(headers: [HTTPField("Content-Type", "application/octet-stream")], body: Self.body(seed: 0)))
         try daemon.start(handler: handler)
@@ -72,14 +68,8 @@ private struct SlowClient {
         setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
         var timeout = timeval(tv_sec: 60, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
+        let result = IPAddress("127.0.0.1")!.withSocketAddress(port: UInt16(port)) { address, length in
+            connect(descriptor, address, length)
         }
         guard result == 0 else { throw Failed(call: "connect", code: errno) }
     }

@@ -42,14 +42,14 @@ enum NetlinkRequests {
             let message = mnl_nlmsg_put_extra_header(header, MemoryLayout<rtmsg>.size)!
                 .assumingMemoryBound(to: rtmsg.self)
             message.pointee.rtm_family = UInt8(address.family)
-            message.pointee.rtm_dst_len = UInt8(address.bytes.count * 8)
+            message.pointee.rtm_dst_len = address.isIPv6 ? 128 : 32
             if fibMatch { message.pointee.rtm_flags = UInt32(RTM_F_FIB_MATCH) }
-            address.bytes.withUnsafeBytes { raw in
+            address.withBytes { raw in
                 mnl_attr_put(header, UInt16(RTA_DST.rawValue), raw.count, raw.baseAddress)
             }
             if let source {
-                message.pointee.rtm_src_len = UInt8(source.bytes.count * 8)
-                source.bytes.withUnsafeBytes { raw in
+                message.pointee.rtm_src_len = source.isIPv6 ? 128 : 32
+                source.withBytes { raw in
                     mnl_attr_put(header, UInt16(RTA_SRC.rawValue), raw.count, raw.baseAddress)
                 }
             }

@@ -41,8 +41,9 @@ public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible
         isIPv6 = raw.count == 16
     }
 
-    /// `body` with the network-order bytes (4 or 16), from the stack.
-    private func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
+    /// `body` with the network-order bytes (4 or 16), from the stack: what a netlink attribute
+    /// or a `sockaddr` takes, without making `bytes`' array.
+    package func withBytes<Result>(_ body: (UnsafeRawBufferPointer) -> Result) -> Result {
         var words = (high.bigEndian, low.bigEndian)
         return withUnsafeBytes(of: &words) { body(UnsafeRawBufferPointer(rebasing: $0.prefix(isIPv6 ? 16 : 4))) }
     }
