@@ -152,6 +152,38 @@ import Testing
         #expect(book.status.addresses.count == 2, "the last known addresses stay: the route, not the name, went")
     }
 
+    /// The route gate reads its verdicts by place, in the order `routeQuestions` asked them: a
+    /// book with two addresses takes two places, and only a family whose every address lost its
+    /// route is judged.
+    @Test func theGateReadsEachBooksVerdictsByPlace() throws {
+        var books = [try Self.book(), try Self.book("tcp://198.18.1.11:5432"), try Self.book("tcp://198.18.1.12:5432")]
+        books[0].record(
+            Self.resolved([Self.family(Self.v4, nil), Self.family(Self.v6, nil)]), evaluator: evaluator, at: Self.at(1))
+        let questions = books.routeQuestions
+        #expect(questions.map(\.address) == [Self.v4, Self.v6, IPAddress("198.18.1.11")!, IPAddress("198.18.1.12")!])
+        let judged = books.routesGone(
+            RouteVerdicts(questions: questions, unroutable: [false, true, false, true]), evaluator: evaluator,
+            at: Self.at(2))
+        #expect(judged.map(\.index) == [0, 2])
+        #expect(books[0].status.ipv6 == TargetFamilyStatus.noRoute && books[0].status.state == .reachable)
+        #expect(books[1].status.state == .unknown && books[1].status.ipv4?.reason == nil)
+        #expect(books[2].status.state == .unreachable && books[2].status.reason == .noRoute)
+    }
+
+    /// Verdicts asked before a book's addresses changed (a probe recorded between the questions
+    /// and the judgement) no longer line up with the books: each is then read by value, and the
+    /// judgement is the same.
+    @Test func verdictsThatNoLongerLineUpAreReadByValue() throws {
+        var books = [try Self.book("tcp://198.18.1.11:5432"), try Self.book("tcp://198.18.1.12:5432")]
+        // Asked while the first book still had another address before its own.
+        let questions = [RouteQuestion(IPAddress("198.18.1.99")!, via: .kernelChoice)] + books.routeQuestions
+        let judged = books.routesGone(
+            RouteVerdicts(questions: questions, unroutable: [true, false, true]), evaluator: evaluator, at: Self.at(2))
+        #expect(judged.map(\.index) == [1])
+        #expect(books[0].status.state == .unknown)
+        #expect(books[1].status.state == .unreachable && books[1].status.reason == .noRoute)
+    }
+
     @Test func aDeadFamilyNeedsTheSuccessThresholdToComeBack() throws {
         let strict = ThresholdEvaluator(failureThreshold: 3, successThreshold: 2)
         var book = try Self.book()

@@ -108,7 +108,7 @@ extension KernelTests {
                 RouteGate(
                     questions: { Self.questions },
                     judge: { unroutable, _, _, publish in
-                        judged.withLock { $0.append(unroutable) }
+                        judged.withLock { $0.append(unroutable.unroutableQuestions) }
                         publish { _ in }
                     }))
             let before = monitor.statistics.groupedRouteQuestions

@@ -63,7 +63,21 @@ import Testing
             return question.address.bytes[0] == 198 ? .noRoute : .routable(interface: "v0", source: nil)
         }
         #expect(asked == [questions[0], questions[2], questions[4]])
-        #expect(unroutable == [questions[2], questions[3]])
+        #expect(unroutable == [false, false, true, true, false, false])
+    }
+
+    /// Groups that alternate are still asked once each: the last group's verdict is reused only
+    /// for the same group, the rest are remembered.
+    @Test func alternatingGroupsAreAskedOnceEachAndAnsweredByPlace() {
+        let table = prefixes([("0.0.0.0", 0), ("198.18.9.0", 24)])
+        var asked: [RouteQuestion] = []
+        let questions = [question("10.0.0.1"), question("198.18.9.1"), question("10.0.0.2"), question("198.18.9.2")]
+        let unroutable = table.unroutable(among: questions) { question in
+            asked.append(question)
+            return question.address.bytes[0] == 198 ? .noRoute : .routable(interface: "v0", source: nil)
+        }
+        #expect(asked == [questions[0], questions[1]])
+        #expect(unroutable == [false, true, false, true])
     }
 
     /// A verdict that decides nothing (a passing failure to ask) is not given to the group.
@@ -77,7 +91,7 @@ import Testing
             return answers.removeFirst()
         }
         #expect(asked == 2)
-        #expect(unroutable == [questions[1], questions[2]])
+        #expect(unroutable == [false, true, true])
     }
 
     /// The gates' questions come as one list, not made a set first: an address of a family that
@@ -97,6 +111,6 @@ import Testing
             asked == [
                 question("2001:db8::1"), question("2001:db8::2"), question("2001:db8::1", via: .pinned(to: "wg0")),
             ])
-        #expect(unroutable == [question("2001:db8::1"), question("2001:db8::2")])
+        #expect(unroutable == Array(repeating: true, count: 51) + [false, false])
     }
 }

@@ -16,9 +16,7 @@ struct TimestampTests {
 
     /// The JSON writer's path: the same digits, quoted.
     private func quoted(_ date: Date) -> String {
-        var bytes: [UInt8] = []
-        style.appendQuoted(date, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        String(decoding: JSONWriter.bytes(capacity: 64) { $0.timestamp(date, style) }, as: UTF8.self)
     }
 
     @Test(arguments: [

@@ -98,11 +98,27 @@ struct TargetBook: Sendable {
     @discardableResult
     mutating func routesGone(_ unroutable: Set<IPAddress>, evaluator: ThresholdEvaluator, at now: Date) -> Bool {
         guard !unroutable.isEmpty else { return false }
+        return routesGone(evaluator: evaluator, at: now) { _, address in unroutable.contains(address) }
+    }
+
+    /// The same, asking `isUnroutable` about each last known address with its place in `addresses`
+    /// (the route gate reads its verdicts by place).
+    mutating func routesGone(
+        evaluator: ThresholdEvaluator, at now: Date, _ isUnroutable: (_ place: Int, IPAddress) -> Bool
+    ) -> Bool {
         var judged = false
         for family in AddressFamily.allCases {
-            let known = addresses.lazy.filter { $0.addressFamily == family }
-            guard !known.isEmpty, known.allSatisfy(unroutable.contains) else { continue }
-            if families[family] == nil { families[family] = Family(evaluation: seed(since: now)) }
+            var known = false
+            var allGone = true
+            for (place, address) in addresses.enumerated() where address.addressFamily == family {
+                known = true
+                if !isUnroutable(place, address) {
+                    allGone = false
+                    break
+                }
+            }
+            guard known, allGone else { continue }
+            if !families.has(family) { families[family] = Family(evaluation: seed(since: now)) }
             families.modify(family) { entry in
                 entry.evaluation = evaluator.next(
                     after: entry.evaluation, failure: .noRoute, detail: TargetFamilyStatus.noRouteDetail, at: now)
@@ -179,6 +195,48 @@ struct TargetBook: Sendable {
     }
 }
 
+extension [TargetBook] {
+    /// The route gate's judgement of every book: `verdicts` answer the questions asked book by
+    /// book, each book's `addresses` in turn, and are read by place; a book whose addresses
+    /// changed since it was asked (a probe recorded in between) is looked up by value.
+    ///
+    /// - Returns: each judged book's place and its new entry.
+    mutating func routesGone(
+        _ verdicts: RouteVerdicts, evaluator: ThresholdEvaluator, at now: Date
+    ) -> [(index: Int, status: TargetStatus)] {
+        var judged: [(index: Int, status: TargetStatus)] = []
+        judged.reserveCapacity(count)  // a link-down: every one (not grown by copying)
+        var asked = 0
+        var byValue: [Egress: Set<IPAddress>]?
+        for index in indices {
+            let first = asked
+            let egress = self[index].spec.egress
+            asked += self[index].addresses.count
+            let gone = self[index].routesGone(evaluator: evaluator, at: now) { place, address in
+                let question = RouteQuestion(address, via: egress)
+                if let verdict = verdicts.isUnroutable(question, at: first + place) { return verdict }
+                if byValue == nil { byValue = verdicts.unroutableQuestions.addressesByEgress }
+                return byValue?[egress]?.contains(address) == true
+            }
+            if gone { judged.append((index, self[index].status)) }
+        }
+        return judged
+    }
+
+    /// What the route gate asks: each book's last known addresses, out of its egress, in order.
+    var routeQuestions: [RouteQuestion] {
+        var questions: [RouteQuestion] = []
+        questions.reserveCapacity(count)
+        // By index: a book is not copied (10,000 copies of each were a sixth of a link-down).
+        for index in indices {
+            for address in self[index].addresses {
+                questions.append(RouteQuestion(address, via: self[index].spec.egress))
+            }
+        }
+        return questions
+    }
+}
+
 extension ThresholdEvaluation {
     var reasonIfUnreachable: Reason? { state == .unreachable ? reason : nil }
 }
@@ -210,6 +268,11 @@ struct PerFamily<Value: Sendable>: Sendable {
         case .ipv4: if ipv4 != nil { body(&ipv4!) }
         case .ipv6: if ipv6 != nil { body(&ipv6!) }
         }
+    }
+
+    /// Whether the family has a value (read without copying it out).
+    func has(_ family: AddressFamily) -> Bool {
+        family == .ipv4 ? ipv4 != nil : ipv6 != nil
     }
 
     /// The families that have a value, IPv4 first.

@@ -77,30 +77,12 @@ final class TargetProber: Sendable {
         monitor.addRouteGate(
             RouteGate(
                 questions: {
-                    books.withLock { books in
-                        // By index: a book is not copied (10,000 copies of each were a sixth of a link-down).
-                        var questions: [RouteQuestion] = []
-                        questions.reserveCapacity(books.count)
-                        for index in books.indices {
-                            for address in books[index].addresses {
-                                questions.append(RouteQuestion(address, via: books[index].spec.egress))
-                            }
-                        }
-                        return questions
-                    }
+                    books.withLock { $0.routeQuestions }
                 },
-                judge: { unroutable, _, now, publish in
+                judge: { verdicts, _, now, publish in
                     books.withLock { books in
-                        guard !unroutable.isEmpty else { return publish { _ in } }
-                        let gone = unroutable.addressesByEgress
-                        var judged: [(index: Int, status: TargetStatus)] = []
-                        judged.reserveCapacity(books.count)  // a link-down: every one (not grown by copying)
-                        for index in books.indices {
-                            let unroutable = gone[books[index].spec.egress] ?? []
-                            if books[index].routesGone(unroutable, evaluator: evaluator, at: now) {
-                                judged.append((index, books[index].status))
-                            }
-                        }
+                        guard !verdicts.isEmpty else { return publish { _ in } }
+                        let judged = books.routesGone(verdicts, evaluator: evaluator, at: now)
                         // By place, not by name: a link down at 10,000 targets is one pass over them
                         // (a search per target made the fleet bench's link-down 240 ms at 1,000).
                         publish { [judged] document in

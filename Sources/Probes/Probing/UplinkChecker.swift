@@ -59,11 +59,11 @@ final class UplinkChecker: Sendable {
                         }
                     }
                 },
-                judge: { unroutable, _, now, publish in
+                judge: { verdicts, _, now, publish in
                     // The batch's reading: the monitor keeps it before the gates judge.
                     let current = monitor.routingSnapshot.uplinks
                     books.withLock { books in
-                        if books.follow(current, unroutable: unroutable, at: now) {
+                        if books.follow(current, unroutable: verdicts.unroutableQuestions, at: now) {
                             // Queued before the batch's fresh run (`ProbeScheduler.start`'s observer).
                             let count = books.uplinks.count
                             _ = engine.perform { scheduler.resize(to: count) }

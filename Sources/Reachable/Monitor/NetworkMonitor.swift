@@ -139,22 +139,26 @@ public final class NetworkMonitor: Sendable {
     /// batch: a question two gates share is asked once (the batch asks once per group of
     /// addresses; not made a set first, which was a quarter of a link-down's lookups at 10,000
     /// targets).
-    private func gateVerdicts(_ questions: RouteQuestions) -> [(RouteGate, Set<RouteQuestion>)] {
+    private func gateVerdicts(_ questions: RouteQuestions) -> [(RouteGate, RouteVerdicts)] {
         let gates = state.withLock { $0.gates }
         let asked = gates.map { $0.questions() }
-        let unroutable = questions.unroutable(Array(asked.joined()))
+        // One list for the kernel (a group asked once for every gate), its answers handed back
+        // to each gate by place.
+        let unroutable = asked.count == 1 ? questions.unroutable(asked[0]) : questions.unroutable(Array(asked.joined()))
+        var start = 0
         return zip(gates, asked).map { gate, questions in
-            guard !unroutable.isEmpty else { return (gate, []) }
-            var theirs = Set<RouteQuestion>(minimumCapacity: min(questions.count, unroutable.count))
-            for question in questions where unroutable.contains(question) { theirs.insert(question) }
-            return (gate, theirs)
+            defer { start += questions.count }
+            return (
+                gate,
+                RouteVerdicts(questions: questions, unroutable: Array(unroutable[start..<start + questions.count]))
+            )
         }
     }
 
     /// Publishes a batch: each gate judges it holding its own lock, outside the monitor's; inside
     /// the last one the batch's document is made with every gate's edit (see `RouteGate`).
     private func publish(
-        _ path: NetworkPath, judgedBy verdicts: ArraySlice<(RouteGate, Set<RouteQuestion>)>,
+        _ path: NetworkPath, judgedBy verdicts: ArraySlice<(RouteGate, RouteVerdicts)>,
         edits: [RouteGate.Edit], at now: Date
     ) {
         guard let (gate, unroutable) = verdicts.first else {

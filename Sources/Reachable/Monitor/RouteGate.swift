@@ -19,17 +19,17 @@ package struct RouteGate: Sendable {
 
     /// What decides at once: every address the source last resolved or asks, with its egress.
     package var questions: @Sendable () -> [RouteQuestion]
-    /// Judges a batch: `unroutable` are those of `questions()` the kernel has no usable route
-    /// for now; `path` is the path the batch publishes. Must call `publish` exactly once, while
+    /// Judges a batch: `verdicts` are the kernel's answers to `questions()`, in their order (which
+    /// have no usable route now); `path` is the path the batch publishes. Must call `publish` exactly once, while
     /// holding the source's lock.
     package var judge:
         @Sendable (
-            _ unroutable: Set<RouteQuestion>, _ path: NetworkPath, _ now: Date, _ publish: (@escaping Edit) -> Void
+            _ verdicts: RouteVerdicts, _ path: NetworkPath, _ now: Date, _ publish: (@escaping Edit) -> Void
         ) -> Void
 
     package init(
         questions: @escaping @Sendable () -> [RouteQuestion],
-        judge: @escaping @Sendable (Set<RouteQuestion>, NetworkPath, Date, (@escaping Edit) -> Void) -> Void
+        judge: @escaping @Sendable (RouteVerdicts, NetworkPath, Date, (@escaping Edit) -> Void) -> Void
     ) {
         self.questions = questions
         self.judge = judge

@@ -6,7 +6,8 @@ import Synchronization
 /// route rule. Only valid on the thread that handed it out, while its report runs.
 struct RouteQuestions: @unchecked Sendable {
     // Unchecked: it is called only on the netlink thread, inside the report that carries it.
-    let unroutable: ([RouteQuestion]) -> Set<RouteQuestion>
+    /// Whether each question has no usable route, in their order.
+    let unroutable: ([RouteQuestion]) -> [Bool]
 }
 
 /// The kernel side of the monitor: an event socket subscribed to every rtnetlink group that can
@@ -353,7 +354,14 @@ final class NetlinkSource: @unchecked Sendable {
                 }
             }
             guard questions.count >= Self.questionsWorthGrouping, let prefixes = groupingPrefixes() else {
-                return Set(questions).filter { ask($0) == .noRoute }
+                // Each distinct question asked once.
+                var verdicts: [RouteQuestion: Bool] = [:]
+                return questions.map { question in
+                    if let known = verdicts[question] { return known }
+                    let gone = ask(question) == .noRoute
+                    verdicts[question] = gone
+                    return gone
+                }
             }
             var grouped = 0
             let unroutable = prefixes.unroutable(among: questions, grouped: &grouped, asking: ask)

@@ -21,8 +21,10 @@ package struct RoutePrefixes: Sendable {
 
     private var prefixes: Set<Group> = []
     /// Each family's prefix lengths, longest first: the ones worth trying for an address.
-    private var lengths: [Bool: [Int]] = [false: [], true: []]
-    private var ungrouped: Set<Bool> = []
+    private var ipv4Lengths: [Int] = []
+    private var ipv6Lengths: [Int] = []
+    private var ipv4Ungrouped = false
+    private var ipv6Ungrouped = false
 
     package init() {}
 
@@ -32,39 +34,42 @@ package struct RoutePrefixes: Sendable {
     package mutating func insert(_ bytes: [UInt8], length: Int) {
         let isIPv6 = bytes.count == 16
         guard let address = IPAddress(bytes: bytes), length >= 0, length <= bytes.count * 8 else {
-            ungrouped.insert(isIPv6)
+            if isIPv6 { ipv6Ungrouped = true } else { ipv4Ungrouped = true }
             return
         }
         let group = Self.group(address, length: length)
-        guard prefixes.insert(group).inserted, lengths[isIPv6]?.contains(length) == false else { return }
-        lengths[isIPv6, default: []].append(length)
-        lengths[isIPv6]?.sort(by: >)
+        guard prefixes.insert(group).inserted else { return }
+        if isIPv6 {
+            if !ipv6Lengths.contains(length) { ipv6Lengths = (ipv6Lengths + [length]).sorted(by: >) }
+        } else {
+            if !ipv4Lengths.contains(length) { ipv4Lengths = (ipv4Lengths + [length]).sorted(by: >) }
+        }
     }
 
     /// A family whose lookups may differ inside one prefix (a multipath route, a nexthop
     /// object, something unreadable): each of its addresses is asked on its own.
     package mutating func refuseGrouping(of family: AddressFamily) {
-        ungrouped.insert(family == .ipv6)
+        if family == .ipv6 { ipv6Ungrouped = true } else { ipv4Ungrouped = true }
     }
 
     /// The group `address` is answered with: its longest containing prefix; `nil` when its
     /// family is not grouped.
     package func group(of address: IPAddress) -> Group? {
         let isIPv6 = address.isIPv6
-        guard !ungrouped.contains(isIPv6) else { return nil }
-        for length in lengths[isIPv6] ?? [] {
+        guard !(isIPv6 ? ipv6Ungrouped : ipv4Ungrouped) else { return nil }
+        for length in isIPv6 ? ipv6Lengths : ipv4Lengths {
             let candidate = Self.group(address, length: length)
             if prefixes.contains(candidate) { return candidate }
         }
         return Group(isIPv6: isIPv6, length: -1, high: 0, low: 0)
     }
 
-    /// Those of `questions` without a usable route (`RouteVerdict.noRoute`): one question asked
-    /// per egress and group, its verdict given to the rest of the group. A verdict that decides
+    /// Whether each of `questions` is without a usable route (`RouteVerdict.noRoute`), in their
+    /// order: one question asked per egress and group, its verdict given to the rest of the group. A verdict that decides
     /// nothing (`unknown`, a passing failure to ask) is not shared: the next one asks again.
     package func unroutable(
         among questions: [RouteQuestion], asking ask: (RouteQuestion) -> RouteVerdict
-    ) -> Set<RouteQuestion> {
+    ) -> [Bool] {
         var grouped = 0
         return unroutable(among: questions, grouped: &grouped, asking: ask)
     }
@@ -73,7 +78,7 @@ package struct RoutePrefixes: Sendable {
     /// asked, nor one asked before in the same list).
     package func unroutable(
         among questions: [RouteQuestion], grouped: inout Int, asking ask: (RouteQuestion) -> RouteVerdict
-    ) -> Set<RouteQuestion> {
+    ) -> [Bool] {
         struct Key: Hashable {
             var egress: Egress
             var group: Group
@@ -81,11 +86,17 @@ package struct RoutePrefixes: Sendable {
         var answered: [Key: RouteVerdict] = [:]
         // An address of a family not grouped is asked once however many ask about it.
         var answeredAlone: [RouteQuestion: RouteVerdict] = [:]
-        var result: Set<RouteQuestion> = []
+        var result: [Bool] = []
+        result.reserveCapacity(questions.count)
+        var last: (key: Key, verdict: RouteVerdict)?
         for question in questions {
             let key = group(of: question.address).map { Key(egress: question.egress, group: $0) }
             let verdict: RouteVerdict
-            if let key, let known = answered[key] {
+            if let key, let last, last.key == key {
+                // A source's questions come in runs of one group: no hashing for those.
+                verdict = last.verdict
+                grouped += 1
+            } else if let key, let known = answered[key] {
                 verdict = known
                 grouped += 1
             } else if key == nil, let known = answeredAlone[question] {
@@ -96,11 +107,8 @@ package struct RoutePrefixes: Sendable {
                     if let key { answered[key] = verdict } else { answeredAlone[question] = verdict }
                 }
             }
-            if verdict == .noRoute {
-                // Room for all at the first: a link-down makes every question unroutable at once.
-                if result.isEmpty { result.reserveCapacity(questions.count) }
-                result.insert(question)
-            }
+            if let key, verdict != .unknown { last = (key, verdict) }
+            result.append(verdict == .noRoute)
         }
         return result
     }

@@ -28,15 +28,14 @@ public struct Timestamp: Sendable {
         return String(unsafeUninitializedCapacity: Fields.length) { fields.write(into: $0) }
     }
 
-    /// `format(date)` quoted, appended to a JSON text: no `String` made for a time reachd writes.
-    public func appendQuoted(_ date: Date, to bytes: inout [UInt8]) {
-        let rounded = date.addingTimeInterval(0.000_5)
-        guard let fields = Fields(rounded) else { return JSONString.append(style.format(rounded), to: &bytes) }
-        bytes.append(UInt8(ascii: "\""))
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Fields.length) { buffer in
-            bytes.append(contentsOf: buffer[0..<fields.write(into: buffer)])
-        }
-        bytes.append(UInt8(ascii: "\""))
+    /// `format(date)` quoted into `buffer` (`Fields.length` + 2 bytes), without a `String`, for a
+    /// time the arithmetic covers; `false` (nothing written) for one only Foundation writes.
+    func writeQuoted(_ date: Date, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Bool {
+        guard let fields = Fields(date.addingTimeInterval(0.000_5)) else { return false }
+        buffer[0] = UInt8(ascii: "\"")
+        _ = fields.write(into: UnsafeMutableBufferPointer(rebasing: buffer[1...]))
+        buffer[Fields.length + 1] = UInt8(ascii: "\"")
+        return true
     }
 
     /// A time reachd writes (2001 to 2200, where Foundation's calendar is the proleptic Gregorian

@@ -13,12 +13,50 @@ package enum JSONString {
         // scalar by scalar — a document of 10,000 targets is 100,000 strings.
         var text = text
         let copied = text.withUTF8 { utf8 in
-            guard !utf8.contains(where: mayNeedEscape) else { return false }
+            guard isPlain(utf8) else { return false }
             bytes.append(contentsOf: utf8)
             return true
         }
         if !copied { appendEscaping(text, to: &bytes) }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Whether `utf8` is written as it is, between quotes (most strings: names, states, addresses).
+    /// Eight bytes at a time: a document of 10,000 targets is 100,000 strings, and a byte-by-byte
+    /// scan was a third of the time to write it.
+    package static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let start = utf8.baseAddress else { return true }
+        let bytes = UnsafeRawPointer(start)
+        guard utf8.count >= 8 else {
+            // A short string (a state, a reason) as one word, padded with a plain byte.
+            // (Built in a register: a word read back from bytes just copied to memory stalled.)
+            var word = 0x6161_6161_6161_6161 as UInt64
+            var shift: UInt64 = 0
+            for byte in utf8 {
+                word ^= UInt64(byte ^ 0x61) << shift
+                shift += 8
+            }
+            return !mayNeedEscape(word: word)
+        }
+        var offset = 0
+        while offset + 8 <= utf8.count {
+            if mayNeedEscape(word: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) { return false }
+            offset += 8
+        }
+        // The last word, overlapping the one before.
+        return offset == utf8.count
+            || !mayNeedEscape(word: bytes.loadUnaligned(fromByteOffset: utf8.count - 8, as: UInt64.self))
+    }
+
+    /// `mayNeedEscape` for any of eight bytes at once (exact: the classic "has a zero byte" and
+    /// "has a byte less than n" tests, which never answer yes for a word without one).
+    private static func mayNeedEscape(word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZeroByte(_ value: UInt64) -> Bool { (value &- ones) & ~value & highs != 0 }
+        let control = (word &- 0x20 &* ones) & ~word & highs != 0
+        return control || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones))
+            || hasZeroByte(word ^ (0x7F &* ones)) || hasZeroByte(word ^ (0xC2 &* ones))
     }
 
     /// Whether a UTF-8 byte may begin something written escaped: a C0 control, `"`, `\`, DEL, or

@@ -18,13 +18,16 @@ enum EventFrame {
     /// - Parameter expectedSize: about how large the document will be (the last one's size).
     static func status(_ status: ReachabilityStatus, expectedSize: Int? = nil) -> Status {
         let head = "id: \(status.sequence)\nevent: status\ndata: ".utf8
-        let frame = JSONWriter(capacity: head.count + status.jsonCapacity(expectedSize: expectedSize) + 2)
-        frame.verbatim(head)
-        let start = frame.bytes.count
-        status.write(to: frame)
-        let end = frame.bytes.count
-        frame.verbatim("\n\n".utf8)
-        return Status(bytes: frame.bytes, json: start..<end)
+        var json = 0..<0
+        let capacity = head.count + status.jsonCapacity(expectedSize: expectedSize) + 2
+        let bytes = JSONWriter.bytes(capacity: capacity) { frame in
+            frame.verbatim(head)
+            let start = frame.count
+            status.write(to: frame)
+            json = start..<frame.count
+            frame.verbatim("\n\n".utf8)
+        }
+        return Status(bytes: bytes, json: json)
     }
 
     /// The reconnect delay, first on every stream.

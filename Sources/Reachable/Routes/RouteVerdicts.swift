@@ -1,0 +1,47 @@
+/// A route gate's questions with the kernel's verdict on each: whether it has no usable route.
+///
+/// Kept in the order the gate asked them, so a gate that walks its own sources in that order
+/// reads each verdict by place, without hashing: a link-down at 10,000 targets hashed every
+/// question four times over (the verdicts, each gate's share, the addresses by egress, each
+/// target's check), a third of the netlink thread's time before the document. Read by value, the
+/// unroutable ones are a set, for the gates with a few questions.
+package struct RouteVerdicts: Sendable {
+    /// What the gate asked, in its order.
+    package let questions: [RouteQuestion]
+    /// `unroutable[i]`: whether `questions[i]` has no usable route.
+    private let unroutable: [Bool]
+    private let unroutableCount: Int
+
+    package init(questions: [RouteQuestion], unroutable: [Bool]) {
+        precondition(questions.count == unroutable.count, "one verdict per question")
+        self.questions = questions
+        self.unroutable = unroutable
+        unroutableCount = unroutable.lazy.filter { $0 }.count
+    }
+
+    /// No question asked, none unroutable.
+    package static let none = RouteVerdicts(questions: [], unroutable: [])
+
+    /// Whether every question has a usable route.
+    package var isEmpty: Bool { unroutableCount == 0 }
+
+    /// The verdict on `question` by its place, `index` in the order asked; `nil` when the place
+    /// holds another question (the source changed after it asked: look it up by value instead).
+    package func isUnroutable(_ question: RouteQuestion, at index: Int) -> Bool? {
+        guard questions.indices.contains(index), questions[index] == question else { return nil }
+        return unroutable[index]
+    }
+
+    /// The questions without a usable route.
+    package var unroutableQuestions: Set<RouteQuestion> {
+        var set = Set<RouteQuestion>(minimumCapacity: unroutableCount)
+        for (question, gone) in zip(questions, unroutable) where gone { set.insert(question) }
+        return set
+    }
+
+    /// The unroutable addresses asked out of `egress`: a source judges each of its families by
+    /// its own way out.
+    package func addresses(via egress: Egress) -> Set<IPAddress> {
+        unroutableQuestions.addresses(via: egress)
+    }
+}
