@@ -17,28 +17,30 @@ struct TargetBook: Sendable {
     let spec: TargetSpec
     /// Last resolved (kept while a failure is still tolerated): what the route questions ask about.
     private(set) var addresses: [IPAddress] {
-        didSet { if addresses != oldValue { addressTexts = nil } }
+        didSet { if addresses != oldValue { addressTexts = addresses.map(\.description) } }
     }
     /// `addresses` as the document writes them, made once per change of them (the document's entry
     /// shares the array): a link-down at 10,000 targets formatted every address again.
-    private var addressTexts: [String]?
+    private var addressTexts: [String]
     private var families = PerFamily<Family>()
     /// The evaluation while no family has addresses (never resolved, or the name stopped resolving).
     private var unresolved: TargetEvaluation
-    /// The document's entry, as derived last.
-    private(set) var status: TargetStatus
+    /// The document entry's overall state as last derived, and since when: all of the entry that
+    /// is not made from the rest (`status` makes the entry when asked; a copy of it kept here was
+    /// 233 bytes a target, and copied again at every judgement).
+    private var overall: (state: TargetStatus.State, since: Date)
 
     init(spec: TargetSpec, since: Date) {
         self.spec = spec
         addresses = spec.url.literal.map { [$0] } ?? []
+        addressTexts = addresses.map(\.description)
         unresolved = .unknown(since: since)
-        status = TargetStatus(name: spec.name, url: spec.url.text, via: spec.egress.interface, since: since)
+        overall = (.unknown, since)
         // An IP literal's one family is known before any probe: its address, and that family
         // `unknown`, from the first document on.
         if let literal = spec.url.literal {
             families[literal.addressFamily] = Family(evaluation: .unknown(since: since))
         }
-        derive(at: since)
     }
 
     /// One run's result (or the part of it for the families it covers), judged by `evaluator`.
@@ -98,14 +100,16 @@ struct TargetBook: Sendable {
     @discardableResult
     mutating func routesGone(_ unroutable: Set<IPAddress>, evaluator: ThresholdEvaluator, at now: Date) -> Bool {
         guard !unroutable.isEmpty else { return false }
-        return routesGone(evaluator: evaluator, at: now) { _, address in unroutable.contains(address) }
+        return routesGone(evaluator: evaluator, at: now) { _, address in unroutable.contains(address) } != nil
     }
 
     /// The same, asking `isUnroutable` about each last known address with its place in `addresses`
     /// (the route gate reads its verdicts by place).
+    ///
+    /// - Returns: the new entry when any family was judged.
     mutating func routesGone(
         evaluator: ThresholdEvaluator, at now: Date, _ isUnroutable: (_ place: Int, IPAddress) -> Bool
-    ) -> Bool {
+    ) -> TargetStatus? {
         var judged = false
         for family in AddressFamily.allCases {
             var known = false
@@ -127,8 +131,7 @@ struct TargetBook: Sendable {
             }
             judged = true
         }
-        if judged { derive(at: now) }
-        return judged
+        return judged ? derive(at: now) : nil
     }
 
     /// The name did not resolve (or, `no-route`, none of the last addresses is routable).
@@ -172,7 +175,26 @@ struct TargetBook: Sendable {
         return evaluations.map { evaluator.confirmationDelay(after: $0, interval: interval) }.min() ?? interval
     }
 
-    private mutating func derive(at now: Date) {
+    /// Moves the overall state on after a change: `since` is the change's time when the state is
+    /// not what it was.
+    @discardableResult
+    private mutating func derive(at now: Date) -> TargetStatus {
+        var entry = entry(state: overall.state, since: overall.since)
+        if entry.state != overall.state {
+            overall = (entry.state, now)
+            entry.since = now
+        }
+        return entry
+    }
+
+    /// The document's entry, made from the book.
+    var status: TargetStatus { entry(state: overall.state, since: overall.since) }
+
+    /// The entry with `state` and `since` as the last derivation left them (`deriveOverall` keeps
+    /// `since` unless the state changes).
+    private func entry(state: TargetStatus.State, since: Date) -> TargetStatus {
+        var status = TargetStatus(
+            name: spec.name, url: spec.url.text, via: spec.egress.interface, state: state, since: since)
         for family in AddressFamily.allCases {
             status[family] = families.withValue(of: family) {
                 TargetFamilyStatus(
@@ -183,15 +205,10 @@ struct TargetBook: Sendable {
             }
         }
         let unresolvedFailure = unresolved.reasonIfUnreachable.map { (reason: $0, detail: unresolved.detail) }
-        status.deriveOverall(unresolved: families.isEmpty ? unresolvedFailure : nil, at: now)
+        status.deriveOverall(unresolved: families.isEmpty ? unresolvedFailure : nil, at: since)
         // A name not probed yet has resolved to nothing the document could show; a literal is its address.
-        if status.state == .unknown && spec.url.literal == nil {
-            status.addresses = []
-        } else {
-            let texts = addressTexts ?? addresses.map(\.description)
-            addressTexts = texts
-            status.addresses = texts
-        }
+        status.addresses = status.state == .unknown && spec.url.literal == nil ? [] : addressTexts
+        return status
     }
 }
 
@@ -212,13 +229,13 @@ extension [TargetBook] {
             let first = asked
             let egress = self[index].spec.egress
             asked += self[index].addresses.count
-            let gone = self[index].routesGone(evaluator: evaluator, at: now) { place, address in
+            let entry = self[index].routesGone(evaluator: evaluator, at: now) { place, address in
                 let question = RouteQuestion(address, via: egress)
                 if let verdict = verdicts.isUnroutable(question, at: first + place) { return verdict }
                 if byValue == nil { byValue = verdicts.unroutableQuestions.addressesByEgress }
                 return byValue?[egress]?.contains(address) == true
             }
-            if gone { judged.append((index, self[index].status)) }
+            if let entry { judged.append((index, entry)) }
         }
         return judged
     }
@@ -253,11 +270,13 @@ struct PerFamily<Value: Sendable>: Sendable {
         set { if family == .ipv4 { ipv4 = newValue } else { ipv6 = newValue } }
     }
 
-    /// `body` of the family's value, read in place; `nil` when it has none.
+    /// `body` of the family's value, read in place; `nil` when it has none. (`Optional.map`
+    /// lends its payload: `ipv4!` copied a whole `TargetBook.Family` out, an eighth of a
+    /// link-down's judging at 10,000 targets.)
     func withValue<Result>(of family: AddressFamily, _ body: (borrowing Value) -> Result) -> Result? {
         switch family {
-        case .ipv4: ipv4 == nil ? nil : body(ipv4!)
-        case .ipv6: ipv6 == nil ? nil : body(ipv6!)
+        case .ipv4: ipv4.map { body($0) }
+        case .ipv6: ipv6.map { body($0) }
         }
     }
 
