@@ -62,7 +62,9 @@ public final class NetworkMonitor: Sendable {
             .ipv4: IPAddress(configuration.ipv4Destination), .ipv6: IPAddress(configuration.ipv6Destination),
         ].compactMapValues { $0 }
         state = Mutex(State(latest: Self.unknownStatus(configuration)))
-        let opened = Result { () throws(SystemError) in try NetlinkSource(configuration: configuration) }
+        let opened = Result { () throws(SystemError) in
+            try NetlinkSource(configuration: configuration.withoutFirstDocument)
+        }
         source = try? opened.get()
         do {
             _ = try opened.get()
