@@ -54,6 +54,26 @@ import Testing
         #expect(unjudged.impairments.isEmpty, "without --max-rtt latency is never judged")
     }
 
+    /// The window keeps round trips in whole microseconds (32 bits) and counts in 16 bits: a round
+    /// trip is judged to the microsecond, one beyond 71 minutes saturates, and more round trips in
+    /// one probe than a count holds keep both arrays in step as the window slides.
+    @Test func roundTripsAreKeptToTheMicrosecondAndOutsizedProbesStayInStep() {
+        let limits = QualityLimits(window: 2, maxRoundTrip: .microseconds(1_234), toAppear: 1, toClear: 1)
+        var window = QualityWindow()
+        window.record(Self.echoes(1, of: 1, rtt: .nanoseconds(1_234_999)), limits: limits)
+        #expect(window.medianRoundTrip == .microseconds(1_234) && window.impairments.isEmpty)
+        window.record(Self.echoes(1, of: 1, rtt: .microseconds(1_236)), limits: limits)
+        #expect(window.medianRoundTrip == .microseconds(1_235) && window.impairments == [.latency])
+        window.record(Self.echoes(1, of: 1, rtt: .seconds(3 * 3600)), limits: limits)
+        #expect(window.medianRoundTrip == .microseconds((1_236 + Int64(UInt32.max)) / 2))
+        let outsized = ProbeQuality(
+            roundTrips: Array(repeating: .milliseconds(1), count: 70_000), echoesSent: 70_000, echoesAnswered: 70_000)
+        window.record(outsized, limits: limits)
+        window.record(Self.echoes(1, of: 1, rtt: .milliseconds(7)), limits: limits)
+        window.record(Self.echoes(1, of: 1, rtt: .milliseconds(9)), limits: limits)
+        #expect(window.medianRoundTrip == .milliseconds(8), "the outsized probe left the window whole")
+    }
+
     @Test func anMTUBlackholeIsTwoOfTheLastThreeFullSizeEchoesAndDiscoveryIsNone() {
         let limits = QualityLimits(window: 10, toAppear: 1, toClear: 1)
         var window = QualityWindow()

@@ -32,11 +32,14 @@ public struct QualityLimits: Sendable, Equatable {
 /// Every family of every target has one, so it is kept small (issue 28: a fleet's 10,000 targets):
 /// the window's counts and round trips in two flat arrays, not a `ProbeQuality` with an array of
 /// its own per probe; the streaks and the last three blackholes in fixed fields, not dictionaries.
+/// A probe's counts are 16-bit and a round trip is whole microseconds in 32 bits (a full window of
+/// ten was 368 bytes a family with 32-bit counts and `Duration`s, now 176).
 public struct QualityWindow: Sendable, Equatable {
     /// Per probe in the window, oldest first: small echoes sent and answered, round trips recorded.
     private var counts: [Counts] = []
-    /// The window's round trips, oldest probe's first (`counts[i].roundTrips` of them each).
-    private var roundTrips: [Duration] = []
+    /// The window's round trips in microseconds (saturating at 71 minutes), oldest probe's first
+    /// (`counts[i].roundTrips` of them each).
+    private var roundTrips: [UInt32] = []
     /// Whether each of the last full-size echoes (up to three, newest in bit 0) found a blackhole.
     private var blackholes: UInt8 = 0
     /// Consecutive probes that showed, and did not show, each impairment.
@@ -46,9 +49,9 @@ public struct QualityWindow: Sendable, Equatable {
     private var holding: UInt8 = 0
 
     private struct Counts: Sendable, Equatable {
-        var sent: Int32
-        var answered: Int32
-        var roundTrips: Int32
+        var sent: UInt16
+        var answered: UInt16
+        var roundTrips: UInt16
     }
 
     /// A count per impairment, saturating.
@@ -89,14 +92,16 @@ public struct QualityWindow: Sendable, Equatable {
     /// One probe's measurements (a probe that sent nothing — no route, no address — is none).
     public mutating func record(_ quality: ProbeQuality, limits: QualityLimits) {
         guard quality.echoesSent > 0 || !quality.roundTrips.isEmpty || quality.pathMTU != nil else { return }
+        // As many round trips as the count says, so the two arrays stay in step.
+        let kept = quality.roundTrips.prefix(Int(UInt16.max))
         counts.append(
             Counts(
-                sent: Int32(clamping: quality.echoesSent), answered: Int32(clamping: quality.echoesAnswered),
-                roundTrips: Int32(quality.roundTrips.count)))
-        roundTrips.append(contentsOf: quality.roundTrips)
+                sent: UInt16(clamping: quality.echoesSent), answered: UInt16(clamping: quality.echoesAnswered),
+                roundTrips: UInt16(kept.count)))
+        roundTrips.append(contentsOf: kept.map(Self.microseconds))
         if counts.count > limits.window {
             let dropped = counts.count - limits.window
-            roundTrips.removeFirst(Int(counts[..<dropped].reduce(0) { $0 + $1.roundTrips }))
+            roundTrips.removeFirst(counts[..<dropped].reduce(0) { $0 + Int($1.roundTrips) })
             counts.removeFirst(dropped)
         }
         if let mtu = quality.pathMTU {
@@ -144,10 +149,21 @@ public struct QualityWindow: Sendable, Equatable {
         return 1 - Double(counts.reduce(0) { $0 + Int($1.answered) }) / Double(sent)
     }
 
-    /// The median of every round trip in the window; `nil` without one.
+    /// The median of every round trip in the window, to the microsecond; `nil` without one.
     public var medianRoundTrip: Duration? {
         let all = roundTrips.sorted()
         guard !all.isEmpty else { return nil }
-        return all.count % 2 == 1 ? all[all.count / 2] : (all[all.count / 2 - 1] + all[all.count / 2]) / 2
+        let middle =
+            all.count % 2 == 1
+            ? Int64(all[all.count / 2]) : (Int64(all[all.count / 2 - 1]) + Int64(all[all.count / 2])) / 2
+        return .microseconds(middle)
+    }
+
+    /// `duration` in whole microseconds, 0 to `UInt32.max`.
+    private static func microseconds(_ duration: Duration) -> UInt32 {
+        let (seconds, attoseconds) = duration.components
+        guard seconds >= 0 else { return 0 }
+        guard seconds < Int64(UInt32.max) / 1_000_000 else { return .max }
+        return UInt32(clamping: seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
     }
 }

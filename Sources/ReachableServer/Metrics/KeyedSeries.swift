@@ -1,8 +1,14 @@
 /// The series of what comes and goes with the document — interfaces, targets, nameservers — by
 /// name: made when one first appears, removed when a document no longer lists it, so a node's
 /// scrape never shows what is gone. Kept under its owner's lock.
+///
+/// The series lie in an array in the order they first appeared, with each key's place in a
+/// dictionary beside it: a dictionary of the series themselves kept a quarter of its slots empty at
+/// their full size (at 10,000 targets, 16,384 slots of 272 bytes: 4.5 MB, where this is 2.9 MB).
 struct KeyedSeries<Series> {
-    private var byKey: [String: Series] = [:]
+    private var places: [String: Int] = [:]
+    private var keys: [String] = []
+    private var series: [Series] = []
 
     /// Updates the series of each of `items` (made with `make` when new; a key listed twice is
     /// taken once), then removes the series of every key `items` does not list.
@@ -10,38 +16,56 @@ struct KeyedSeries<Series> {
         _ items: [Item], key: (Item) -> String, make: (Item) -> Series, update: (inout Series, Item) -> Void,
         remove: (Series) -> Void
     ) {
-        var seen = Set<String>()
+        var listed = [Bool](repeating: false, count: series.count)
         for item in items {
             let name = key(item)
-            guard seen.insert(name).inserted else { continue }
-            var series = byKey[name] ?? make(item)
-            update(&series, item)
-            byKey[name] = series
+            let place: Int
+            if let known = places[name] {
+                guard !listed[known] else { continue }
+                place = known
+            } else {
+                place = append(name, make(item))
+                listed.append(false)
+            }
+            listed[place] = true
+            update(&series[place], item)
         }
-        for (name, series) in byKey where !seen.contains(name) {
-            remove(series)
-            byKey[name] = nil
+        guard listed.contains(false) else { return }
+        // Some are gone: the rest keep their order, at their new places.
+        var kept: [Int] = []
+        kept.reserveCapacity(series.count)
+        for place in series.indices {
+            if listed[place] { kept.append(place) } else { remove(series[place]) }
         }
+        keys = kept.map { keys[$0] }
+        series = kept.map { series[$0] }
+        places = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, $0) })
     }
 
-    /// Every series by its key (copy-on-write: taking it copies nothing until the next change).
-    var byName: [String: Series] { byKey }
+    /// Every key with its series, in the order they first appeared (copy-on-write: taking it
+    /// copies nothing until the next change).
+    var all: Zip2Sequence<[String], [Series]> { zip(keys, series) }
 
     /// Changes the series of `key` in place, made with `make` when there is none yet: a probe may
     /// name a target before a document does.
     mutating func modify<Result>(
         _ key: String, make: (String) -> Series, _ body: (inout Series) -> Result
     ) -> Result {
-        if byKey[key] == nil { byKey[key] = make(key) }
-        return body(&byKey[key]!)
+        let place = places[key] ?? append(key, make(key))
+        return body(&series[place])
     }
 
     /// The series of `key`, made with `make` when there is none yet: a probe or a query may name
     /// a target or a nameserver before a document does.
     mutating func series(_ key: String, make: (String) -> Series) -> Series {
-        if let series = byKey[key] { return series }
-        let series = make(key)
-        byKey[key] = series
-        return series
+        series[places[key] ?? append(key, make(key))]
+    }
+
+    /// Adds a key's series at the end; returns its place.
+    private mutating func append(_ key: String, _ new: Series) -> Int {
+        places[key] = series.count
+        keys.append(key)
+        series.append(new)
+        return series.count - 1
     }
 }

@@ -74,7 +74,7 @@ final class TargetMetrics: Sendable {
     /// Writes every target's series, family by family.
     func emit(into buffer: inout [UInt8]) {
         // Copy-on-write: the probes go on recording while the text is written.
-        let targets = byName.withLock { $0.byName }
+        let targets = byName.withLock { $0.all }
         var out = ExpositionLines(bytes: buffer)
         defer { buffer = out.bytes }
 
@@ -102,7 +102,7 @@ final class TargetMetrics: Sendable {
     }
 
     /// The families labelled by target and address family.
-    private func emitFamilies(of targets: [String: TargetSeries], into out: inout ExpositionLines) {
+    private func emitFamilies(of targets: Zip2Sequence<[String], [TargetSeries]>, into out: inout ExpositionLines) {
         let families = AddressFamily.allCases
         out.family("target_family_up", "gauge", Help.targetFamilyUp)
         for (name, series) in targets {
