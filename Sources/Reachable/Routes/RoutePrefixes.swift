@@ -65,8 +65,9 @@ package struct RoutePrefixes: Sendable {
     }
 
     /// Whether each of `questions` is without a usable route (`RouteVerdict.noRoute`), in their
-    /// order: one question asked per egress and group, its verdict given to the rest of the group. A verdict that decides
-    /// nothing (`unknown`, a passing failure to ask) is not shared: the next one asks again.
+    /// order: one question asked per egress and group, its verdict given to the rest of the group.
+    /// A verdict that decides nothing (`unknown`, a passing failure to ask) is not shared: the next
+    /// one asks again.
     package func unroutable(
         among questions: [RouteQuestion], asking ask: (RouteQuestion) -> RouteVerdict
     ) -> [Bool] {
