@@ -18,8 +18,11 @@ enum EngineWork: Sendable {
     case askNameserver(IPAddress, name: String, timeout: Duration, @Sendable (NameserverAnswer) -> Void)
     /// Run on the engine thread (the orchestrators' state lives there).
     case perform(@Sendable () -> Void)
-    /// Run on the engine thread at a time; a later one with the same key replaces it.
-    case schedule(key: EngineTimerKey, at: ContinuousClock.Instant, @Sendable () -> Void)
+    /// Call the key's source's timer handler with its item at a time; a later one with the same
+    /// key replaces it.
+    case schedule(key: EngineTimerKey, at: ContinuousClock.Instant)
+    /// What a source's keyed timers call, with the item (replaces the source's last one).
+    case timerHandler(EngineTimerKey.Source, @Sendable (_ item: Int) -> Void)
     /// Run on the engine thread at a time, once; nothing replaces it.
     case after(ContinuousClock.Instant, @Sendable () -> Void)
     /// Call on the engine thread whenever the resolver's configuration changed (after it was read).
@@ -28,18 +31,12 @@ enum EngineWork: Sendable {
     case watch(path: String, completedWritesOnly: Bool, @Sendable () -> Void)
 }
 
-/// Where a pending engine timer is kept: under a source's key (a later timer with the same key
-/// replaces it), or one-shot, numbered by the engine.
-private enum TimerSlot: Hashable {
-    case keyed(EngineTimerKey)
-    case oneShot(UInt64)
-}
-
-/// A timer in the engine's heap, ordered by deadline (then by when it was set).
+/// A timer in the engine's heap, ordered by deadline (then by when it was set, its number): a
+/// source's keyed timer (a later timer with the same key replaces it), or a one-shot (`key` nil).
 private struct TimerEntry: Comparable {
     var deadline: ContinuousClock.Instant
     var number: UInt64
-    var slot: TimerSlot
+    var key: EngineTimerKey?
 
     static func < (lhs: Self, rhs: Self) -> Bool { (lhs.deadline, lhs.number) < (rhs.deadline, rhs.number) }
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.number == rhs.number }
@@ -66,11 +63,15 @@ final class EngineCore: @unchecked Sendable {
     private let inbox = Mutex(Inbox())
     private let thread = Mutex<DedicatedThread?>(nil)
     private let counters = Mutex(EngineStatistics())
-    /// Each slot's pending timer, numbered: a heap entry whose number is not its slot's is one a
-    /// later timer replaced.
-    private var timers: [TimerSlot: (number: UInt64, body: @Sendable () -> Void)] = [:]
+    /// Each key's pending timer, by number: a heap entry whose number is not its key's is one a
+    /// later timer replaced. Numbers only, no closure per timer: each source's handler is called
+    /// with the item (a closure per probe was a block left among the transfers under way, 10,000
+    /// of them alive at 10,000 targets).
+    private var keyedTimers: [EngineTimerKey: UInt64] = [:]
+    private var timerHandlers: [EngineTimerKey.Source: @Sendable (_ item: Int) -> Void] = [:]
+    /// The one-shot timers' bodies, by number.
+    private var oneShots: [UInt64: @Sendable () -> Void] = [:]
     private var timersSet: UInt64 = 0
-    private var oneShotTimers: UInt64 = 0
     /// Every timer set, earliest first (replaced ones stay until their time, then are skipped):
     /// the loop wakes many times per transfer, and scanning every target's timer on each wake-up
     /// was a sixth of the engine's CPU at 100 targets and quadratic at 10,000.
@@ -220,11 +221,16 @@ final class EngineCore: @unchecked Sendable {
                 nameservers.ask(server, name: name, timeout: timeout, completion: completion)
             case .perform(let body):
                 body()
-            case .schedule(let key, let deadline, let body):
-                setTimer(.keyed(key), at: deadline, body)
+            case .schedule(let key, let deadline):
+                timersSet += 1
+                keyedTimers[key] = timersSet
+                deadlines.insert(TimerEntry(deadline: deadline, number: timersSet, key: key))
+            case .timerHandler(let source, let handler):
+                timerHandlers[source] = handler
             case .after(let deadline, let body):
-                oneShotTimers += 1
-                setTimer(.oneShot(oneShotTimers), at: deadline, body)
+                timersSet += 1
+                oneShots[timersSet] = body
+                deadlines.insert(TimerEntry(deadline: deadline, number: timersSet, key: nil))
             case .resolverChanged(let listener):
                 resolverListeners.append(listener)
             case .watch(let path, let completedWritesOnly, let onChange):
@@ -242,23 +248,19 @@ final class EngineCore: @unchecked Sendable {
         if changed { for listener in resolverListeners { listener() } }
     }
 
-    private func setTimer(
-        _ slot: TimerSlot, at deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> Void
-    ) {
-        timersSet += 1
-        timers[slot] = (timersSet, body)
-        deadlines.insert(TimerEntry(deadline: deadline, number: timersSet, slot: slot))
-    }
-
     /// Runs (and forgets) every timer whose time has come, earliest first; a timer may schedule
     /// the next one (it arrives as work, in the next batch).
     private func runDueTimers() {
         let now = ContinuousClock.now
         while let first = deadlines.min, first.deadline <= now {
             deadlines.removeMin()
-            guard let timer = timers[first.slot], timer.number == first.number else { continue }
-            timers[first.slot] = nil
-            timer.body()
+            guard let key = first.key else {
+                oneShots.removeValue(forKey: first.number)?()
+                continue
+            }
+            guard keyedTimers[key] == first.number else { continue }
+            keyedTimers[key] = nil
+            timerHandlers[key.source]?(key.item)
         }
     }
 
@@ -278,10 +280,12 @@ final class EngineCore: @unchecked Sendable {
             case .askNameserver(let server, _, _, let completion):
                 completion(
                     NameserverAnswer(server: server, failure: .error, detail: "the engine stopped", wasCancelled: true))
-            case .perform, .schedule, .after, .resolverChanged, .watch: break
+            case .perform, .schedule, .timerHandler, .after, .resolverChanged, .watch: break
             }
         }
-        timers = [:]
+        keyedTimers = [:]
+        timerHandlers = [:]
+        oneShots = [:]
         deadlines = Heap()
         // The listeners hold the probing sources, which hold the engine: let both go.
         resolverListeners = []

@@ -108,13 +108,21 @@ public final class ProbeEngine: Sendable {
         core.submit(.perform(body))
     }
 
-    /// Runs `body` on the engine thread at `deadline`. A later call with the same `key` replaces
-    /// it (one pending timer per target, however often the network changes).
+    /// Calls the handler of the key's source (`onTimer(of:)`) with its item on the engine thread
+    /// at `deadline`. A later call with the same `key` replaces it (one pending timer per target,
+    /// however often the network changes).
     @discardableResult
-    public func schedule(
-        key: EngineTimerKey, at deadline: ContinuousClock.Instant, _ body: @escaping @Sendable () -> Void
-    ) -> Bool {
-        core.submit(.schedule(key: key, at: deadline, body))
+    public func schedule(key: EngineTimerKey, at deadline: ContinuousClock.Instant) -> Bool {
+        core.submit(.schedule(key: key, at: deadline))
+    }
+
+    /// What the keyed timers of `source` call, with their item: one handler for all of a source's
+    /// timers, so that a timer is a number, not a closure (set before the first `schedule`, which
+    /// arrives after it; a later handler replaces it).
+    @discardableResult
+    public func onTimer(of source: EngineTimerKey.Source, _ handler: @escaping @Sendable (_ item: Int) -> Void) -> Bool
+    {
+        core.submit(.timerHandler(source, handler))
     }
 
     /// Runs `body` on the engine thread at `deadline`, once (nothing replaces it).

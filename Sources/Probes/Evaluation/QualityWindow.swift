@@ -94,6 +94,13 @@ public struct QualityWindow: Sendable, Equatable {
         guard quality.echoesSent > 0 || !quality.roundTrips.isEmpty || quality.pathMTU != nil else { return }
         // As many round trips as the count says, so the two arrays stay in step.
         let kept = quality.roundTrips.prefix(Int(UInt16.max))
+        if counts.capacity == 0 {
+            // Room for a full window (and the probe that pushes the oldest out) at once: grown by
+            // appending, the arrays were made anew at 1, 2, 4, 8 and 16 probes, each a block left
+            // among the transfers under way (fragmentation at 10,000 targets).
+            counts.reserveCapacity(limits.window + 1)
+            roundTrips.reserveCapacity((limits.window + 1) * kept.count)
+        }
         counts.append(
             Counts(
                 sent: UInt16(clamping: quality.echoesSent), answered: UInt16(clamping: quality.echoesAnswered),

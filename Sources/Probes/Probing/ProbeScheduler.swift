@@ -90,6 +90,7 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
 
     /// Runs every item now, then on every network change and as the source says.
     func start() {
+        engine.onTimer(of: timerSource) { [weak self] item in self?.begin(item) }
         monitor.observeNetworkChanges { [weak self] _ in
             self?.engine.perform { [weak self] in self?.beginAll() }
         }
@@ -172,10 +173,7 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         case .current: break
         }
         guard let result, let delay = record(item, result, epoch, true) else { return }
-        engine.schedule(key: EngineTimerKey(timerSource, item: item), at: .now + spread(item, delay)) {
-            [weak self] in
-            self?.begin(item)
-        }
+        engine.schedule(key: EngineTimerKey(timerSource, item: item), at: .now + spread(item, delay))
     }
 
     /// A run that began with every other item's ended about when theirs did: its next regular run

@@ -56,37 +56,45 @@ struct TargetBook: Sendable {
             recordUnresolved(failure, detail: result.unresolvedDetail, evaluator: evaluator, at: now)
         } else {
             // The families the result does not cover stay as they are (the other family of a run
-            // whose answer is still awaited).
-            var next = families.filter { !result.covers.contains($0) }
+            // whose answer is still awaited). Each family is changed in place: a copy changed and
+            // put back made its quality window's arrays anew at every probe.
             var kept = addresses.filter { !result.covers.contains($0.addressFamily) }
-            for probed in result.families {
-                var family = families[probed.family] ?? Family(evaluation: seed(since: now))
-                let evaluation = evaluator.next(
-                    after: family.evaluation, failure: probed.outcome.failure, detail: probed.outcome.detail, at: now)
-                // While a failure is still tolerated the family stays as it was seen last.
-                if !(evaluation.state == .reachable && probed.outcome.failure != nil) {
-                    family.address = probed.address
-                    family.interface = probed.interface
+            for family in AddressFamily.allCases where result.covers.contains(family) {
+                if let probed = result.families.first(where: { $0.family == family }) {
+                    if !families.has(family) { families[family] = Family(evaluation: seed(since: now)) }
+                    families.modify(family) { entry in
+                        let evaluation = evaluator.next(
+                            after: entry.evaluation, failure: probed.outcome.failure, detail: probed.outcome.detail,
+                            at: now)
+                        // While a failure is still tolerated the family stays as it was seen last.
+                        if !(evaluation.state == .reachable && probed.outcome.failure != nil) {
+                            entry.address = probed.address
+                            entry.interface = probed.interface
+                        }
+                        entry.evaluation = evaluation
+                        entry.quality.record(probed.outcome.quality, limits: limits)
+                    }
+                    continue
                 }
-                family.evaluation = evaluation
-                family.quality.record(probed.outcome.quality, limits: limits)
-                next[probed.family] = family
-            }
-            for family in AddressFamily.allCases where result.failedLookups.contains(family) {
                 // Its query failed while the other family resolved: a family that had addresses at
                 // the last resolution has a failed probe (reason dns) and keeps them while shown;
                 // one that had none has none (`null`).
-                let last = addresses.filter { $0.addressFamily == family }
-                guard !last.isEmpty else { continue }
-                var entry = families[family] ?? Family(evaluation: seed(since: now))
-                entry.evaluation = evaluator.next(
-                    after: entry.evaluation, failure: .dns, detail: result.lookupDetails[family], at: now)
-                next[family] = entry
+                let last = result.failedLookups.contains(family) ? addresses.filter { $0.addressFamily == family } : []
+                guard !last.isEmpty else {
+                    families[family] = nil
+                    continue
+                }
+                if !families.has(family) { families[family] = Family(evaluation: seed(since: now)) }
+                families.modify(family) { entry in
+                    entry.evaluation = evaluator.next(
+                        after: entry.evaluation, failure: .dns, detail: result.lookupDetails[family], at: now)
+                }
                 kept += last
                 failedLookups += 1
             }
-            addresses = (kept + result.addresses).sorted()
-            families = next
+            // Assigned only when changed: the array the document's entry shares stays.
+            let resolved = (kept + result.addresses).sorted()
+            if resolved != addresses { addresses = resolved }
             unresolved = .unknown(since: now)
         }
         derive(at: now)

@@ -61,13 +61,16 @@ final class TargetProber: Sendable {
                     }
                 }
                 if let failure = result.unresolved { events.targetProbed(name, result.duration, failure) }
-                // The book changes only if the document takes it: both under the book's lock.
+                // The book changes only if the document takes it: recorded in place inside the
+                // monitor's update, which runs it only for a run of the current epoch, under the
+                // book's lock. (A copy recorded and put back made the book's arrays anew at every
+                // probe, each a block left among the transfers under way.)
                 let (applied, failedLookups, delay) = books.withLock { books in
-                    var book = books[item]
-                    let failedLookups = book.record(result, evaluator: evaluator, quality: limits, at: Date())
-                    let status = book.status
-                    let applied = monitor.update(ifEpoch: epoch, deferred: true) { $0.replaceTarget(status, at: item) }
-                    if applied { books[item] = book }
+                    var failedLookups = 0
+                    let applied = monitor.update(ifEpoch: epoch, deferred: true) { document in
+                        failedLookups = books[item].record(result, evaluator: evaluator, quality: limits, at: Date())
+                        document.replaceTarget(books[item].status, at: item)
+                    }
                     return (applied, failedLookups, books[item].nextDelay(evaluator: evaluator, interval: interval))
                 }
                 // A family judged failed for its lookup alone is a failed probe (reason dns) too.

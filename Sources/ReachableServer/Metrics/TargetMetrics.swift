@@ -27,9 +27,11 @@ final class TargetMetrics: Sendable {
                     series.listedState = target.state
                     for family in AddressFamily.allCases {
                         let status = target[family]
-                        series[family].isListed = status != nil
-                        series[family].isUp = status?.state == .reachable
-                        series[family].impairments = status?.impairments ?? []
+                        series.modify(family) { listed in
+                            listed.isListed = status != nil
+                            listed.isUp = status?.state == .reachable
+                            listed.impairments = status?.impairments ?? []
+                        }
                     }
                 },
                 remove: { _ in })
@@ -57,16 +59,17 @@ final class TargetMetrics: Sendable {
     ) {
         byName.withLock { known in
             known.modify(target, make: { _ in TargetSeries() }) { series in
-                var quality = series[family]
-                var counts = quality.roundTrips ?? DurationCounts(bounds: TargetSeries.roundTripBuckets)
-                for roundTrip in roundTrips { counts.record(roundTrip) }
-                quality.roundTrips = counts
-                if echoesSent > 0 || quality.echoes != nil {
-                    let echoes = quality.echoes ?? (0, 0)
-                    quality.echoes = (echoes.sent + echoesSent, echoes.received + echoesAnswered)
+                series.modify(family) { quality in
+                    if quality.roundTrips == nil {
+                        quality.roundTrips = DurationCounts(bounds: TargetSeries.roundTripBuckets)
+                    }
+                    for roundTrip in roundTrips { quality.roundTrips!.record(roundTrip) }
+                    if echoesSent > 0 || quality.echoes != nil {
+                        let echoes = quality.echoes ?? (0, 0)
+                        quality.echoes = (echoes.sent + echoesSent, echoes.received + echoesAnswered)
+                    }
+                    if let pathMTU { quality.pathMTU = pathMTU }
                 }
-                if let pathMTU { quality.pathMTU = pathMTU }
-                series[family] = quality
             }
         }
     }

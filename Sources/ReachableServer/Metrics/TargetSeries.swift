@@ -20,11 +20,13 @@ struct TargetSeries {
     var ipv4 = FamilySeries()
     var ipv6 = FamilySeries()
 
-    subscript(family: AddressFamily) -> FamilySeries {
-        get { family == .ipv4 ? ipv4 : ipv6 }
-        set {
-            if family == .ipv4 { ipv4 = newValue } else { ipv6 = newValue }
-        }
+    subscript(family: AddressFamily) -> FamilySeries { family == .ipv4 ? ipv4 : ipv6 }
+
+    /// Changes the family's series in place. (A copy taken out and put back, as a subscript's
+    /// `get` and `set` do, held a second reference to its histogram while it was counted into:
+    /// every probe copied the buckets into a new array.)
+    mutating func modify<Result>(_ family: AddressFamily, _ body: (inout FamilySeries) -> Result) -> Result {
+        family == .ipv4 ? body(&ipv4) : body(&ipv6)
     }
 
     /// Bucket bounds of the probe durations: 5 ms to 10 s (the probe timeout is 3 s by default).
