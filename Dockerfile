@@ -42,11 +42,12 @@ FROM debian:bookworm-slim
 # bcrypt for basic auth), libyaml-0.so.2 (libyaml-0-2: the web config's YAML), libmnl.so.0 (libmnl0), libstdc++.so.6 (libstdc++6 —
 # present in bookworm-slim because apt depends on it, named here since reachd links it
 # directly), libgcc_s.so.1 (libgcc-s1) and libc/libm (libc6), which are in the base image.
-# Loaded on demand when --target or --connectivity-url is set: libcurl.so.4 (libcurl4) and
-# libcares.so.2 (libc-ares2); ca-certificates for verifying https targets against system CAs.
+# Loaded on demand when --target or --connectivity-url is set: libcurl.so.4 (libcurl4),
+# libcares.so.2 (libc-ares2) and libmimalloc.so.2 (libmimalloc2.0: what both allocate from);
+# ca-certificates for verifying https targets against system CAs.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libmicrohttpd12 libgnutls30 libyaml-0-2 libmnl0 libstdc++6 libcurl4 \
-        libc-ares2 ca-certificates \
+        libc-ares2 libmimalloc2.0 ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --system --gid 10001 reachd \
     && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \

@@ -315,10 +315,11 @@ inside() {
         return 1
     fi
     check_process "$serving"
-    if maps_library "$serving" libcurl.so || maps_library "$serving" libcares.so; then
-        fail "serve: libcurl or c-ares is loaded although no probe is configured"
+    if maps_library "$serving" libcurl.so || maps_library "$serving" libcares.so \
+        || maps_library "$serving" libmimalloc.so; then
+        fail "serve: libcurl, c-ares or mimalloc is loaded although no probe is configured"
     else
-        pass "serve: without probes neither libcurl nor c-ares is loaded"
+        pass "serve: without probes none of libcurl, c-ares and mimalloc is loaded"
     fi
     status="$(get "$port" /status)"
     local route='[(i["name"], "198.18.0.1/24" in i["addresses"]) for i in d["interfaces"] if i["isDefaultRoute"]]'
@@ -394,10 +395,11 @@ PYTHON
         else
             fail "probes: $verdict"
         fi
-        if maps_library "$probing" libcurl.so.4 && maps_library "$probing" libcares.so.2; then
-            pass "probes: libcurl.so.4 and libcares.so.2 loaded from the image"
+        if maps_library "$probing" libcurl.so.4 && maps_library "$probing" libcares.so.2 \
+            && maps_library "$probing" libmimalloc.so.2; then
+            pass "probes: libcurl.so.4, libcares.so.2 and libmimalloc.so.2 loaded from the image"
         else
-            fail "probes: libcurl.so.4 or libcares.so.2 not mapped from the image"
+            fail "probes: libcurl.so.4, libcares.so.2 or libmimalloc.so.2 not mapped from the image"
         fi
         if output="$(in_image reachd check --ready --port "$probe_port" 2>&1)"; then
             pass "probes: reachd check --ready exits 0 (ready when target:web,target:named)"

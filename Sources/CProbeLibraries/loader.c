@@ -1,5 +1,5 @@
-// Loads libcurl and c-ares on first use (see reachd_probe_libraries.h for why) and forwards
-// every reachd_ function to the library's own.
+// Loads libcurl, c-ares and the allocator they use, mimalloc, on first use (see
+// reachd_probe_libraries.h for why) and forwards every reachd_ function to the library's own.
 #include "reachd_probe_libraries.h"
 
 #include <dlfcn.h>
@@ -9,6 +9,8 @@
 // Debian's sonames (libcurl4 / libcurl3-gnutls both provide the ABI; c-ares 1.x is .so.2).
 static const char *const curl_names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", NULL};
 static const char *const ares_names[] = {"libcares.so.2", NULL};
+// Debian's libmimalloc2.0.
+static const char *const mimalloc_names[] = {"libmimalloc.so.2", NULL};
 
 #define REACHD_POINTER(type, name, params, args) type(*name) params;
 #define REACHD_POINTER_VOID(name, params, args) void(*name) params;
@@ -17,7 +19,19 @@ static struct {
     REACHD_ARES_FUNCTIONS(REACHD_POINTER, REACHD_POINTER_VOID)
     CURLcode (*curl_easy_setopt)(CURL *, CURLoption, ...);
     CURLcode (*curl_easy_getinfo)(CURL *, CURLINFO, ...);
+    CURLcode (*curl_global_init_mem)(long, curl_malloc_callback, curl_free_callback, curl_realloc_callback,
+                                     curl_strdup_callback, curl_calloc_callback);
+    int (*ares_library_init_mem)(int, void *(*)(size_t), void (*)(void *), void *(*)(void *, size_t));
 } library;
+
+// mimalloc's malloc family, what both libraries allocate with.
+static struct {
+    void *(*malloc)(size_t);
+    void (*free)(void *);
+    void *(*realloc)(void *, size_t);
+    char *(*strdup)(const char *);
+    void *(*calloc)(size_t, size_t);
+} heap;
 #undef REACHD_POINTER
 #undef REACHD_POINTER_VOID
 
@@ -46,6 +60,8 @@ static void load(void) {
     if (!curl) return;
     void *ares = open_first(ares_names);
     if (!ares) return;
+    void *mimalloc = open_first(mimalloc_names);
+    if (!mimalloc) return;
 #define REACHD_RESOLVE_CURL(type, name, params, args) \
     if (resolve(curl, #name, (void **)&library.name)) return;
 #define REACHD_RESOLVE_CURL_VOID(name, params, args) REACHD_RESOLVE_CURL(void, name, params, args)
@@ -56,6 +72,13 @@ static void load(void) {
     REACHD_ARES_FUNCTIONS(REACHD_RESOLVE_ARES, REACHD_RESOLVE_ARES_VOID)
     if (resolve(curl, "curl_easy_setopt", (void **)&library.curl_easy_setopt)) return;
     if (resolve(curl, "curl_easy_getinfo", (void **)&library.curl_easy_getinfo)) return;
+    if (resolve(curl, "curl_global_init_mem", (void **)&library.curl_global_init_mem)) return;
+    if (resolve(ares, "ares_library_init_mem", (void **)&library.ares_library_init_mem)) return;
+    if (resolve(mimalloc, "mi_malloc", (void **)&heap.malloc)) return;
+    if (resolve(mimalloc, "mi_free", (void **)&heap.free)) return;
+    if (resolve(mimalloc, "mi_realloc", (void **)&heap.realloc)) return;
+    if (resolve(mimalloc, "mi_strdup", (void **)&heap.strdup)) return;
+    if (resolve(mimalloc, "mi_calloc", (void **)&heap.calloc)) return;
     load_status = 0;
 }
 
@@ -71,6 +94,13 @@ int reachd_probe_libraries_load(char *error, size_t error_size) {
     void reachd_##name params { library.name args; }
 REACHD_CURL_FUNCTIONS(REACHD_FORWARD, REACHD_FORWARD_VOID)
 REACHD_ARES_FUNCTIONS(REACHD_FORWARD, REACHD_FORWARD_VOID)
+
+CURLcode reachd_curl_global_init(long flags) {
+    return library.curl_global_init_mem(flags, heap.malloc, heap.free, heap.realloc, heap.strdup, heap.calloc);
+}
+int reachd_ares_library_init(int flags) {
+    return library.ares_library_init_mem(flags, heap.malloc, heap.free, heap.realloc);
+}
 
 CURLcode reachd_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return library.curl_easy_setopt(handle, option, value);
