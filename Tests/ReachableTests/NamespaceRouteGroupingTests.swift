@@ -121,7 +121,7 @@ extension KernelTests {
             }
             let told = try #require(judged.withLock { $0.last }, "the gate judged a batch")
             let routes = try lab.monitored.makeRouteChecker(monitor)
-            let expected = Set(Self.questions.filter { routes.route(to: $0.address, via: $0.egress) == .noRoute })
+            let expected = Set(Self.questions.filter { routes.askKernel($0.address, via: $0.egress) == .noRoute })
             let (missing, extra) = (expected.subtracting(told), told.subtracting(expected))
             #expect(
                 missing.isEmpty && extra.isEmpty, "unroutable but not told: \(missing); told but routable: \(extra)")

@@ -37,6 +37,9 @@ public final class NetworkMonitor: Sendable {
         var epoch: UInt64 = 0
         /// From `batchArrived` until the batch is published: deferred results wait for it.
         var batchUnderWay = false
+        /// The last published batch's route verdicts, when any question had no usable route,
+        /// with the epoch its document was published at (`unroutableSinceBatch`).
+        var batchVerdicts: (epoch: UInt64, verdicts: RouteVerdicts)?
     }
 
     private let state: Mutex<State>
@@ -114,7 +117,8 @@ public final class NetworkMonitor: Sendable {
             }
             // Route questions first, outside every lock: the last known addresses of every source
             // that probes (one document per change, see `RouteGate`).
-            publish(path, judgedBy: gateVerdicts(batch)[...], edits: [], at: Date())
+            let (asked, perGate) = gateVerdicts(batch)
+            publish(path, judgedBy: perGate[...], edits: [], asked: asked, at: Date())
             notifyNetworkChanged()
         case .batchArrived:
             // From now, not only when the batch is published: reading, deriving and judging it
@@ -141,19 +145,41 @@ public final class NetworkMonitor: Sendable {
     /// batch: a question two gates share is asked once (the batch asks once per group of
     /// addresses; not made a set first, which was a quarter of a link-down's lookups at 10,000
     /// targets).
-    private func gateVerdicts(_ questions: RouteQuestions) -> [(RouteGate, RouteVerdicts)] {
+    ///
+    /// - Returns: every verdict in the order asked, and each gate's share.
+    private func gateVerdicts(
+        _ questions: RouteQuestions
+    ) -> (all: RouteVerdicts, perGate: [(RouteGate, RouteVerdicts)]) {
         let gates = state.withLock { $0.gates }
         let asked = gates.map { $0.questions() }
         // One list for the kernel (a group asked once for every gate), its answers handed back
         // to each gate by place.
-        let unroutable = asked.count == 1 ? questions.unroutable(asked[0]) : questions.unroutable(Array(asked.joined()))
+        let all = asked.count == 1 ? asked[0] : Array(asked.joined())
+        let unroutable = questions.unroutable(all)
         var start = 0
-        return zip(gates, asked).map { gate, questions in
+        let perGate = zip(gates, asked).map { gate, questions in
             defer { start += questions.count }
             return (
                 gate,
                 RouteVerdicts(questions: questions, unroutable: Array(unroutable[start..<start + questions.count]))
             )
+        }
+        return (RouteVerdicts(questions: all, unroutable: unroutable), perGate)
+    }
+
+    /// The questions the last batch's route gates found without a usable route, while no batch
+    /// has come since its document (`nil` otherwise, or when every question had a route): what a
+    /// probe's own route check may take as answered. A link-down at 10,000 targets re-probes every
+    /// one at once, and each run asked the kernel again what the batch had just asked it — 10,000
+    /// lookups on the engine thread while the document was being encoded for the streams.
+    package var unroutableSinceBatch: (epoch: UInt64, verdicts: RouteVerdicts)? {
+        state.withLock { state in
+            guard let batch = state.batchVerdicts else { return nil }
+            guard batch.epoch == state.epoch else {
+                state.batchVerdicts = nil  // superseded: its questions are not kept
+                return nil
+            }
+            return batch
         }
     }
 
@@ -161,22 +187,28 @@ public final class NetworkMonitor: Sendable {
     /// the last one the batch's document is made with every gate's edit (see `RouteGate`).
     private func publish(
         _ path: NetworkPath, judgedBy verdicts: ArraySlice<(RouteGate, RouteVerdicts)>,
-        edits: [RouteGate.Edit], at now: Date
+        edits: [RouteGate.Edit], asked: RouteVerdicts, at now: Date
     ) {
         guard let (gate, unroutable) = verdicts.first else {
-            update(bumpingEpoch: true) { status, _ in
+            var published: UInt64?
+            update(bumpingEpoch: true) { status, epoch in
                 status.path = path
                 for edit in edits { edit(&status) }
+                published = epoch
+            }
+            // Tagged with the epoch of its own document: a batch that arrives meanwhile bumps it.
+            state.withLock { state in
+                state.batchVerdicts = published.flatMap { asked.isEmpty ? nil : ($0, asked) }
             }
             return
         }
         var published = false
         gate.judge(unroutable, path, now) { edit in
             published = true
-            publish(path, judgedBy: verdicts.dropFirst(), edits: edits + [edit], at: now)
+            publish(path, judgedBy: verdicts.dropFirst(), edits: edits + [edit], asked: asked, at: now)
         }
         // A gate that broke its promise does not hold the batch back.
-        if !published { publish(path, judgedBy: verdicts.dropFirst(), edits: edits, at: now) }
+        if !published { publish(path, judgedBy: verdicts.dropFirst(), edits: edits, asked: asked, at: now) }
     }
 
     private func notifyNetworkChanged() {

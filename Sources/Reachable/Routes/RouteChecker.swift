@@ -6,6 +6,9 @@ import Synchronization
 public final class RouteChecker: Sendable {
     private let requester: Mutex<NetlinkRequester>
     private let monitor: NetworkMonitor
+    /// The last batch's unroutable questions as a set, made on the first check after it.
+    private let knownUnroutable = Mutex<(epoch: UInt64, questions: Set<RouteQuestion>)?>(nil)
+    private let lookups = Atomic<Int>(0)
 
     /// Opens the request socket in the calling thread's network namespace (the monitor's).
     public init(monitor: NetworkMonitor) throws(SystemError) {
@@ -24,8 +27,34 @@ public final class RouteChecker: Sendable {
 
     /// The verdict for one address out of `egress`.
     public func route(to address: IPAddress, via egress: Egress = .kernelChoice) -> RouteVerdict {
+        if isUnroutableSinceBatch(RouteQuestion(address, via: egress)) { return .noRoute }
+        return askKernel(address, via: egress)
+    }
+
+    /// The verdict for one address out of `egress`, asked of the kernel whatever the last batch
+    /// found (the tests compare a batch's verdicts with these).
+    package func askKernel(_ address: IPAddress, via egress: Egress = .kernelChoice) -> RouteVerdict {
         RouteVerdict.asking(address, via: egress, by: monitor.routingSnapshot) { address, interface, source in
-            requester.withLock { $0.lookup(address, outputInterface: interface, source: source) }
+            lookups.add(1, ordering: .relaxed)
+            return requester.withLock { $0.lookup(address, outputInterface: interface, source: source) }
+        }
+    }
+
+    /// How many route lookups this checker has asked the kernel (for the tests).
+    package var kernelLookups: Int { lookups.load(ordering: .relaxed) }
+
+    /// Whether the last batch of kernel notifications found no usable route for `question` and
+    /// no batch came since (`NetworkMonitor.unroutableSinceBatch`): the kernel was asked that very
+    /// question when the batch was judged, and its routes are as they were then. A question the
+    /// batch found routable is asked again: the probe needs the route's interface and source.
+    private func isUnroutableSinceBatch(_ question: RouteQuestion) -> Bool {
+        guard let batch = monitor.unroutableSinceBatch else {
+            knownUnroutable.withLock { $0 = nil }
+            return false
+        }
+        return knownUnroutable.withLock { known in
+            if known?.epoch != batch.epoch { known = (batch.epoch, batch.verdicts.unroutableQuestions) }
+            return known?.questions.contains(question) == true
         }
     }
 
