@@ -102,8 +102,9 @@ public final class ReachabilityServer: Service, Sendable {
     /// hub's writer threads write it to the streams; this returns at once.
     private func publish(_ status: ReachabilityStatus) {
         guard status.sequence != snapshot.status.sequence else { return }
-        let frame = snapshot.update(status)
-        metrics.eventsSent(hub.publish(frame))
+        let (frame, replaced) = snapshot.install(status)
+        // The previous document's entries are released after the streams have the frame.
+        withExtendedLifetime(replaced) { metrics.eventsSent(hub.publish(frame)) }
         // Diffed here, once per change, from the bytes just encoded for `/status`.
         metrics.recordChangesKept(changes.record(snapshot.json))
         metrics.update(status)

@@ -39,15 +39,23 @@ final class StatusSnapshot: Sendable {
 
     /// Installs a new status; returns its SSE frame for the streams.
     func update(_ status: ReachabilityStatus) -> [UInt8] {
+        install(status).frame
+    }
+
+    /// Installs a new status; returns its SSE frame for the streams, and the status it replaced:
+    /// the caller lets that go once the streams have the frame. It is often the last reference to
+    /// the previous document's entries, and releasing 10,000 of them (a link-down at a fleet's
+    /// size) took milliseconds between the document and its streams.
+    func install(_ status: ReachabilityStatus) -> (frame: [UInt8], replaced: ReachabilityStatus) {
         let frame = EventFrame.status(status, expectedSize: current.withLock { $0.frame.json.count })
         let response = Self.response(for: frame, extraHeaders: extraHeaders)
         // The previous response is handed out of the lock and released there (with the daemon's
         // prepared form of it), or later by a request that still holds it.
-        _ = current.withLock { current in
+        let (_, replaced) = current.withLock { current in
             defer { current = Current(status: status, frame: frame, response: response) }
-            return current.response
+            return (current.response, current.status)
         }
-        return frame.bytes
+        return (frame.bytes, replaced)
     }
 
     private static func response(for frame: EventFrame.Status, extraHeaders: [HTTPField]) -> SharedResponse {
