@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 // Debian's sonames (libcurl4 / libcurl3-gnutls both provide the ABI; c-ares 1.x is .so.2).
 static const char *const curl_names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", NULL};
@@ -31,9 +32,25 @@ static struct {
     void *(*realloc)(void *, size_t);
     char *(*strdup)(const char *);
     void *(*calloc)(size_t, size_t);
+    long (*option_get)(int);
 } heap;
 #undef REACHD_POINTER
 #undef REACHD_POINTER_VOID
+
+// mimalloc's option `decommit_delay` (named `purge_delay` since 2.1, the same number): how many
+// milliseconds a page left empty stays committed. Its default (25 ms) is checked only when the
+// heap is next used, so the pages of a round of 1,000 transfers stayed resident between rounds:
+// 14 MB of reachd's RSS at rest with 1,000 `http://` targets, 1 MB at 0.
+enum { mimalloc_option_decommit_delay = 15 };
+static const char *const mimalloc_delay_variables[] = {"MIMALLOC_DECOMMIT_DELAY", "MIMALLOC_PURGE_DELAY",
+                                                       "MIMALLOC_RESET_DELAY", NULL};
+
+// Empty pages go back to the kernel at once, unless the operator set the delay.
+static void set_mimalloc_options(void (*option_set)(int, long)) {
+    for (const char *const *name = mimalloc_delay_variables; *name; name++)
+        if (getenv(*name)) return;
+    option_set(mimalloc_option_decommit_delay, 0);
+}
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int load_status = -1;
@@ -79,6 +96,10 @@ static void load(void) {
     if (resolve(mimalloc, "mi_realloc", (void **)&heap.realloc)) return;
     if (resolve(mimalloc, "mi_strdup", (void **)&heap.strdup)) return;
     if (resolve(mimalloc, "mi_calloc", (void **)&heap.calloc)) return;
+    void (*option_set)(int, long);
+    if (resolve(mimalloc, "mi_option_set", (void **)&option_set)) return;
+    if (resolve(mimalloc, "mi_option_get", (void **)&heap.option_get)) return;
+    set_mimalloc_options(option_set);
     load_status = 0;
 }
 
@@ -101,6 +122,7 @@ CURLcode reachd_curl_global_init(long flags) {
 int reachd_ares_library_init(int flags) {
     return library.ares_library_init_mem(flags, heap.malloc, heap.free, heap.realloc);
 }
+long reachd_mimalloc_decommit_delay(void) { return heap.option_get(mimalloc_option_decommit_delay); }
 
 CURLcode reachd_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return library.curl_easy_setopt(handle, option, value);

@@ -14,7 +14,8 @@
 // (curl_global_init_mem, ares_library_init_mem). A transfer in flight holds about 11 KB of
 // curl's (measured: 1,000 connected transfers); from glibc's arena, a round of 1,000 at once left
 // those blocks as holes among the targets' long-lived ones, resident for good (the fleet bench's
-// RSS per target, issue 28). mimalloc keeps them apart and gives freed pages back.
+// RSS per target, issue 28). mimalloc keeps them apart and gives freed pages back: at once, as
+// reachd sets it (decommit_delay 0), unless a MIMALLOC_*_DELAY variable says otherwise.
 #include <ares.h>
 #include <curl/curl.h>
 #include <netdb.h>
@@ -94,6 +95,8 @@ REACHD_ARES_FUNCTIONS(REACHD_DECLARE, REACHD_DECLARE_VOID)
 CURLcode reachd_curl_global_init(long flags);
 /// ares_library_init, with mimalloc's functions for every allocation c-ares makes (once, first).
 int reachd_ares_library_init(int flags);
+/// How long, in milliseconds, mimalloc keeps an empty page committed (its option decommit_delay).
+long reachd_mimalloc_decommit_delay(void);
 
 // curl_easy_setopt and curl_easy_getinfo are C variadics, which Swift cannot call. Each wrapper
 // fixes one argument type, so the compiler checks what the option expects; the option itself
