@@ -40,7 +40,7 @@ static struct {
 // mimalloc's option `decommit_delay` (named `purge_delay` since 2.1, the same number): how many
 // milliseconds a page left empty stays committed. Its default (25 ms) is checked only when the
 // heap is next used, so the pages of a round of 1,000 transfers stayed resident between rounds:
-// 14 MB of reachd's RSS at rest with 1,000 `http://` targets, 1 MB at 0.
+// at rest with 1,000 `http://` targets mimalloc held 13.9 MB, and reachd's RSS fell by 12 MB at 0.
 enum { mimalloc_option_decommit_delay = 15 };
 static const char *const mimalloc_delay_variables[] = {"MIMALLOC_DECOMMIT_DELAY", "MIMALLOC_PURGE_DELAY",
                                                        "MIMALLOC_RESET_DELAY", NULL};
