@@ -164,10 +164,28 @@ import Testing
         let judged = books.routesGone(
             RouteVerdicts(questions: questions, unroutable: [false, true, false, true]), evaluator: evaluator,
             at: Self.at(2))
-        #expect(judged.map(\.index) == [0, 2])
+        #expect(judged.judgedPlaces == [0, 2])
         #expect(books[0].status.ipv6 == TargetFamilyStatus.noRoute && books[0].status.state == .reachable)
         #expect(books[1].status.state == .unknown && books[1].status.ipv4?.reason == nil)
         #expect(books[2].status.state == .unreachable && books[2].status.reason == .noRoute)
+    }
+
+    /// Most questions without a route (a link-down): the judgement is every book's entry in order,
+    /// made in the same pass; fewer: only the judged books' entries, with their places.
+    @Test func aLinkDownIsJudgedIntoTheWholeList() throws {
+        var books = try (11...14).map { try Self.book("tcp://198.18.1.\($0):5432") }
+        let questions = books.routeQuestions
+        let down = books.routesGone(
+            RouteVerdicts(questions: questions, unroutable: [true, true, false, true]), evaluator: evaluator,
+            at: Self.at(2))
+        #expect(down.list?.map(\.name) == books.map(\.status.name))
+        #expect(down.list == books.map(\.status))
+        #expect(down.unjudged == [2] && down.judgedPlaces == [0, 1, 3] && down.entries.isEmpty)
+        let few = books.routesGone(
+            RouteVerdicts(questions: questions, unroutable: [false, false, true, false]), evaluator: evaluator,
+            at: Self.at(3))
+        #expect(few.list == nil && few.judgedPlaces == [2])
+        #expect(few.entries.map(\.status) == [books[2].status])
     }
 
     /// Verdicts asked before a book's addresses changed (a probe recorded between the questions
@@ -179,7 +197,7 @@ import Testing
         let questions = [RouteQuestion(IPAddress("198.18.1.99")!, via: .kernelChoice)] + books.routeQuestions
         let judged = books.routesGone(
             RouteVerdicts(questions: questions, unroutable: [true, false, true]), evaluator: evaluator, at: Self.at(2))
-        #expect(judged.map(\.index) == [1])
+        #expect(judged.judgedPlaces == [1])
         #expect(books[0].status.state == .unknown)
         #expect(books[1].status.state == .unreachable && books[1].status.reason == .noRoute)
     }

@@ -225,12 +225,16 @@ extension [TargetBook] {
     /// book, each book's `addresses` in turn, and are read by place; a book whose addresses
     /// changed since it was asked (a probe recorded in between) is looked up by value.
     ///
-    /// - Returns: each judged book's place and its new entry.
+    /// - Returns: the judged books' new entries: when most questions lost their route (a
+    ///   link-down), as every book's entry in order (`JudgedTargets`).
     mutating func routesGone(
         _ verdicts: RouteVerdicts, evaluator: ThresholdEvaluator, at now: Date
-    ) -> [(index: Int, status: TargetStatus)] {
-        var judged: [(index: Int, status: TargetStatus)] = []
-        judged.reserveCapacity(count)  // a link-down: every one (not grown by copying)
+    ) -> JudgedTargets {
+        let asList = verdicts.mostlyUnroutable
+        var entries: [(index: Int, status: TargetStatus)] = []
+        var list: [TargetStatus] = []
+        var unjudged: [Int] = []
+        if asList { list.reserveCapacity(count) }  // not grown by copying
         var asked = 0
         var byValue: [Egress: Set<IPAddress>]?
         for index in indices {
@@ -243,9 +247,18 @@ extension [TargetBook] {
                 if byValue == nil { byValue = verdicts.unroutableQuestions.addressesByEgress }
                 return byValue?[egress]?.contains(address) == true
             }
-            if let entry { judged.append((index, entry)) }
+            if asList {
+                if let entry {
+                    list.append(entry)
+                } else {
+                    list.append(self[index].status)
+                    unjudged.append(index)
+                }
+            } else if let entry {
+                entries.append((index, entry))
+            }
         }
-        return judged
+        return asList ? JudgedTargets(list: list, unjudged: unjudged) : JudgedTargets(entries: entries)
     }
 
     /// What the route gate asks: each book's last known addresses, out of its egress, in order.

@@ -183,35 +183,4 @@ extension ReachabilityStatus {
         guard let index, targets[index] != status else { return }
         targets[index] = status
     }
-
-    /// Puts a route gate's judged entries in their places. When they are most of the list (a
-    /// link-down), the list is made anew with them moved in: replaced one by one, the list shared
-    /// with the last document was first copied whole (every entry's strings retained) and each
-    /// copied entry then released again — a third of the netlink thread's link-down at 10,000
-    /// targets, before the document.
-    mutating func replaceTargets(_ judged: consuming [(index: Int, status: TargetStatus)]) {
-        guard judged.count * 2 > targets.count else {
-            for (index, status) in judged { replaceTarget(status, at: index) }
-            return
-        }
-        let old = targets
-        var placed = [Bool](repeating: false, count: old.count)
-        var elsewhere: [TargetStatus] = []  // not at its hinted place: looked up by name below
-        var judged = judged
-        targets = [TargetStatus](unsafeUninitializedCapacity: old.count) { entries, count in
-            while let (index, status) = judged.popLast() {  // moved out, not copied
-                guard old.indices.contains(index), !placed[index], old[index].name == status.name else {
-                    elsewhere.append(status)
-                    continue
-                }
-                (entries.baseAddress! + index).initialize(to: status)
-                placed[index] = true
-            }
-            for index in old.indices where !placed[index] {
-                (entries.baseAddress! + index).initialize(to: old[index])
-            }
-            count = old.count
-        }
-        for status in elsewhere { replaceTarget(status) }
-    }
 }

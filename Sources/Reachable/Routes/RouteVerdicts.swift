@@ -25,6 +25,10 @@ package struct RouteVerdicts: Sendable {
     /// Whether every question has a usable route.
     package var isEmpty: Bool { unroutableCount == 0 }
 
+    /// Whether at least half the questions have no usable route (a link-down): a gate may then
+    /// make its whole part of the document anew rather than entry by entry.
+    package var mostlyUnroutable: Bool { unroutableCount > 0 && unroutableCount * 2 >= questions.count }
+
     /// The verdict on `question` by its place, `index` in the order asked; `nil` when the place
     /// holds another question (the source changed after it asked: look it up by value instead).
     package func isUnroutable(_ question: RouteQuestion, at index: Int) -> Bool? {
