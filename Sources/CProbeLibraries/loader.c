@@ -32,8 +32,9 @@ static struct {
     void *(*realloc)(void *, size_t);
     char *(*strdup)(const char *);
     void *(*calloc)(size_t, size_t);
-    long (*option_get)(int);
 } heap;
+// mimalloc's mi_option_get, for reachd_mimalloc_decommit_delay.
+static long (*mimalloc_option_get)(int);
 #undef REACHD_POINTER
 #undef REACHD_POINTER_VOID
 
@@ -98,7 +99,7 @@ static void load(void) {
     if (resolve(mimalloc, "mi_calloc", (void **)&heap.calloc)) return;
     void (*option_set)(int, long);
     if (resolve(mimalloc, "mi_option_set", (void **)&option_set)) return;
-    if (resolve(mimalloc, "mi_option_get", (void **)&heap.option_get)) return;
+    if (resolve(mimalloc, "mi_option_get", (void **)&mimalloc_option_get)) return;
     set_mimalloc_options(option_set);
     load_status = 0;
 }
@@ -122,7 +123,7 @@ CURLcode reachd_curl_global_init(long flags) {
 int reachd_ares_library_init(int flags) {
     return library.ares_library_init_mem(flags, heap.malloc, heap.free, heap.realloc);
 }
-long reachd_mimalloc_decommit_delay(void) { return heap.option_get(mimalloc_option_decommit_delay); }
+long reachd_mimalloc_decommit_delay(void) { return mimalloc_option_get(mimalloc_option_decommit_delay); }
 
 CURLcode reachd_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return library.curl_easy_setopt(handle, option, value);

@@ -105,3 +105,12 @@ import Testing
         #expect(document == Self.oneByOne(shorter, (0..<8).map { Self.judged($0) }))
     }
 }
+
+extension JudgedTargets {
+    /// The places of the judged books, in order, whichever form the judgement took.
+    var judgedPlaces: [Int] {
+        guard let list else { return entries.map(\.index) }
+        let kept = Set(unjudged)
+        return list.indices.filter { !kept.contains($0) }
+    }
+}

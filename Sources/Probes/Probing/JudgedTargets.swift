@@ -13,13 +13,6 @@ struct JudgedTargets: Sendable {
     /// The places in `list` of the books not judged: their entries there are the books' own, which
     /// the document's replace (the document is not changed where nothing was judged).
     var unjudged: [Int] = []
-
-    /// The places of the judged books, in order.
-    var judgedPlaces: [Int] {
-        guard let list else { return entries.map(\.index) }
-        let kept = Set(unjudged)
-        return list.indices.filter { !kept.contains($0) }
-    }
 }
 
 extension ReachabilityStatus {
