@@ -232,9 +232,9 @@ extension [TargetBook] {
     ) -> JudgedTargets {
         let asList = verdicts.mostlyUnroutable
         var entries: [(index: Int, status: TargetStatus)] = []
-        var list: [TargetStatus] = []
+        // Not grown by copying; its 2.4 MB at 10,000 targets made resident at once.
+        var list = asList ? [TargetStatus](populatedCapacity: count) : []
         var unjudged: [Int] = []
-        if asList { list.reserveCapacity(count) }  // not grown by copying
         var asked = 0
         var byValue: [Egress: Set<IPAddress>]?
         for index in indices {

@@ -39,9 +39,15 @@ public final class JSONWriter {
 
     /// What `body` writes, in an array reserved at `capacity` bytes and written in place (copied
     /// once more only when it outgrew them).
-    public static func bytes(capacity: Int, _ body: (JSONWriter) -> Void) -> [UInt8] {
+    ///
+    /// - Parameter populating: how many of those bytes the result will surely hold (the last
+    ///   document's size): made resident in one call when large (`PopulatedMemory`).
+    public static func bytes(capacity: Int, populating: Int = 0, _ body: (JSONWriter) -> Void) -> [UInt8] {
         var outgrown: [UInt8]?
         let written = [UInt8](unsafeUninitializedCapacity: max(capacity, 64)) { buffer, initialized in
+            if let base = buffer.baseAddress {
+                PopulatedMemory.populate(UnsafeMutableRawPointer(base), count: min(populating, buffer.count))
+            }
             let writer = JSONWriter(lending: buffer)
             body(writer)
             if writer.ownsBuffer {

@@ -14,7 +14,9 @@ extension ReachabilityStatus {
     ///   bytes are reserved at once, with a sixteenth to spare, so a document of 10,000 targets
     ///   (3.4 MB) is not copied a dozen times as it grows, nor kept with much room unused.
     public func jsonBytes(expectedSize: Int? = nil) -> [UInt8] {
-        JSONWriter.bytes(capacity: jsonCapacity(expectedSize: expectedSize)) { write(to: $0) }
+        JSONWriter.bytes(capacity: jsonCapacity(expectedSize: expectedSize), populating: expectedSize ?? 0) {
+            write(to: $0)
+        }
     }
 
     /// The bytes to reserve for the document: the last document's size with a sixteenth to

@@ -20,7 +20,7 @@ enum EventFrame {
         let head = "id: \(status.sequence)\nevent: status\ndata: ".utf8
         var json = 0..<0
         let capacity = head.count + status.jsonCapacity(expectedSize: expectedSize) + 2
-        let bytes = JSONWriter.bytes(capacity: capacity) { frame in
+        let bytes = JSONWriter.bytes(capacity: capacity, populating: expectedSize ?? 0) { frame in
             frame.verbatim(head)
             let start = frame.count
             status.write(to: frame)
