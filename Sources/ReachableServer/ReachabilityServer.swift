@@ -45,7 +45,7 @@ public final class ReachabilityServer: Service, Sendable {
             retryMilliseconds: configuration.retryMilliseconds, writers: configuration.threads
         )
         // The document at start is the baseline of `/changes`, not a change (`ChangeHistory`).
-        changes = ChangeHistory(capacity: configuration.history, baseline: snapshot.json)
+        changes = ChangeHistory(capacity: configuration.history, baseline: snapshot.status)
         metrics.update(status)
         metrics.recordSource(monitor.statistics)
         metrics.recordChangesKept(0)
@@ -103,10 +103,11 @@ public final class ReachabilityServer: Service, Sendable {
     private func publish(_ status: ReachabilityStatus) {
         guard status.sequence != snapshot.status.sequence else { return }
         let (frame, replaced) = snapshot.install(status)
-        // The previous document's entries are released after the streams have the frame.
+        // The previous document's entries are released after the streams have the frame (by the
+        // change history, once it has diffed the new one against them).
         withExtendedLifetime(replaced) { metrics.eventsSent(hub.publish(frame)) }
-        // Diffed here, once per change, from the bytes just encoded for `/status`.
-        metrics.recordChangesKept(changes.record(snapshot.json))
+        // Diffed here, once per change, against the document published before.
+        metrics.recordChangesKept(changes.record(status))
         metrics.update(status)
         metrics.recordSource(monitor.statistics)
         // One line per published change, its fields named and typed as in the document

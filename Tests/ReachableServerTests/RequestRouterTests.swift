@@ -206,11 +206,11 @@ struct ChangesRouteTests {
     func changesServesTheRenderedHistory(method: String) {
         let status = ReachabilityStatus(path: NetworkPath(state: .reachable), sequence: 1, changedAt: Date())
         let snapshot = StatusSnapshot(status)
-        let changes = ChangeHistory(capacity: 4, baseline: snapshot.json)
+        let changes = ChangeHistory(capacity: 4, baseline: snapshot.status)
         var next = status
         next.path = NetworkPath(state: .unreachable)
         next.sequence = 2
-        changes.record(EventFrame.status(next).document)  // as published: a slice of its frame
+        changes.record(next)
         let router = RequestRouter(
             monitor: .shared, snapshot: snapshot,
             hub: EventHub(initialFrame: snapshot.frame, retryMilliseconds: 2000),

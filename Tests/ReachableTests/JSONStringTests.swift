@@ -46,6 +46,19 @@ struct JSONStringTests {
         }
     }
 
+    /// A `/changes` field path written from its parts is the parts joined and escaped as one
+    /// string, whether or not a part needs escaping.
+    @Test func aPathIsWrittenAsItsPartsJoined() {
+        for parts in [
+            ["targets", "db", "state"], ["dns", "servers", "198.18.0.1", "state"], [], [""], ["eth\"0", "x"],
+            ["a\nb", "é", "\u{85}"],
+        ] {
+            let written = String(
+                decoding: JSONWriter.bytes(capacity: 8) { $0.string(joining: parts, separator: ".") }, as: UTF8.self)
+            #expect(written == JSONString.quoted(parts.joined(separator: ".")), "\(parts)")
+        }
+    }
+
     /// A result larger than the capacity asked for is whole (the writer moves to a buffer of its
     /// own and the array is made from it); one that fits is the same bytes.
     @Test func aResultLargerThanItsCapacityIsWhole() {

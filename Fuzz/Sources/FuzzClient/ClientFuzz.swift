@@ -79,21 +79,20 @@ enum ClientFuzz {
         }
     }
 
-    /// `/changes` diffs two documents' texts without the entries they share
-    /// (`UnchangedEntries`): whatever the texts, that is the diff of the whole texts.
+    /// `/changes` diffs two documents without the entries they share (`UnchangedEntries`):
+    /// whatever the documents (any two that decode), that is the diff of the whole documents.
     private static func diffWithoutSharedEntries(_ old: [UInt8], _ new: [UInt8]) {
-        let removed = UnchangedEntries.removed(from: old, new)
-        guard let before = try? JSONValue(parsing: old), let after = try? JSONValue(parsing: new), let removed
+        guard let before = try? ReachabilityStatus(jsonBytes: old), let after = try? ReachabilityStatus(jsonBytes: new)
         else { return }
-        let prunedBefore = try? JSONValue(parsing: removed.old)
-        let prunedAfter = try? JSONValue(parsing: removed.new)
+        let removed = UnchangedEntries.removed(from: before, after)
+        func tree(_ status: ReachabilityStatus) -> Reachable.JSONValue? { try? JSONValue(parsing: status.jsonBytes()) }
+        guard let wholeBefore = tree(before), let wholeAfter = tree(after), let prunedBefore = tree(removed.old),
+            let prunedAfter = tree(removed.new)
+        else { return require(false, "reachd's own encoding of a decoded document did not parse") }
         require(
-            prunedBefore != nil && prunedAfter != nil,
-            "taking out shared entries broke the JSON: \(String(decoding: removed.new, as: UTF8.self))")
-        guard let prunedBefore, let prunedAfter else { return }
-        require(
-            DocumentDiff.changes(from: prunedBefore, to: prunedAfter) == DocumentDiff.changes(from: before, to: after),
-            "the diff without shared entries differs: \(before.jsonText) → \(after.jsonText)")
+            DocumentDiff.changes(from: prunedBefore, to: prunedAfter)
+                == DocumentDiff.changes(from: wholeBefore, to: wholeAfter),
+            "the diff without shared entries differs: \(wholeBefore.jsonText) → \(wholeAfter.jsonText)")
     }
 
     /// `reachd status` (or one line of `watch`): the document decoded and printed.

@@ -24,19 +24,23 @@ public enum DocumentDiff {
     /// Every field of `new` that differs from `old`, in document order.
     public static func changes(from old: JSONValue, to new: JSONValue) -> [FieldChange] {
         var changes: [FieldChange] = []
-        compare(old, new, at: [], into: &changes)
+        var path: [String] = []
+        compare(old, new, at: &path, into: &changes)
         return changes
     }
 
+    // The path is one array, a part appended before each comparison and removed after it, and
+    // copied only into a change: a link-down's diff at 10,000 targets compares some 300,000
+    // members, and a new path for each was a third of its time.
     private static func compare(
-        _ old: JSONValue, _ new: JSONValue, at path: [String], into changes: inout [FieldChange]
+        _ old: JSONValue, _ new: JSONValue, at path: inout [String], into changes: inout [FieldChange]
     ) {
         switch (old, new) {
         case (.object(let oldMembers), .object(let newMembers)):
-            compareObjects(oldMembers, newMembers, at: path, into: &changes)
+            compareObjects(oldMembers, newMembers, at: &path, into: &changes)
         case (.array(let oldEntries), .array(let newEntries)):
             if let oldNamed = named(oldEntries, newEntries) {
-                compareNamed(oldNamed.old, oldNamed.new, at: path, into: &changes)
+                compareNamed(oldNamed.old, oldNamed.new, at: &path, into: &changes)
             } else if old != new {
                 changes.append(FieldChange(path: path, from: old, to: new))
             }
@@ -46,19 +50,41 @@ public enum DocumentDiff {
     }
 
     private static func compareObjects(
-        _ old: [JSONValue.Member], _ new: [JSONValue.Member], at path: [String], into changes: inout [FieldChange]
+        _ old: [JSONValue.Member], _ new: [JSONValue.Member], at path: inout [String],
+        into changes: inout [FieldChange]
     ) {
-        for member in new where !excludedKeys.contains(member.key) {
-            let before = old.first { $0.key == member.key }?.value ?? .null
-            compare(before, member.value, at: path + [member.key], into: &changes)
+        // Two documents of one encoder list the same keys in the same order: each key is looked
+        // for at its own place first, and only a key elsewhere is searched for.
+        var sameKeys = old.count == new.count
+        for (place, member) in new.enumerated() {
+            let before: JSONValue
+            if place < old.count, old[place].key == member.key {
+                before = old[place].value
+            } else {
+                sameKeys = false
+                before = old.first { $0.key == member.key }?.value ?? .null
+            }
+            guard !isExcluded(member.key) else { continue }
+            path.append(member.key)
+            compare(before, member.value, at: &path, into: &changes)
+            path.removeLast()
         }
-        for member in old where !excludedKeys.contains(member.key) && !new.contains(where: { $0.key == member.key }) {
+        guard !sameKeys else { return }
+        for member in old where !isExcluded(member.key) && !new.contains(where: { $0.key == member.key }) {
             changes.append(FieldChange(path: path + [member.key], from: member.value, to: .null))
         }
     }
 
+    /// `excludedKeys.contains(key)`, without hashing the key: asked for every member compared.
+    static func isExcluded(_ key: String) -> Bool {
+        switch key {
+        case "sequence", "changedAt", "stateSince", "since": true
+        default: false
+        }
+    }
+
     private static func compareNamed(
-        _ old: [(name: String, value: JSONValue)], _ new: [(name: String, value: JSONValue)], at path: [String],
+        _ old: [(name: String, value: JSONValue)], _ new: [(name: String, value: JSONValue)], at path: inout [String],
         into changes: inout [FieldChange]
     ) {
         // By name through a dictionary, never a search per entry: 10,000 targets made that
@@ -67,7 +93,9 @@ public enum DocumentDiff {
         let oldNames = Set(old.map(\.name))
         for entry in old {
             let after = newIndex[entry.name].map { new[$0].value } ?? .null
-            compare(entry.value, after, at: path + [entry.name], into: &changes)
+            path.append(entry.name)
+            compare(entry.value, after, at: &path, into: &changes)
+            path.removeLast()
         }
         for entry in new where !oldNames.contains(entry.name) {
             changes.append(FieldChange(path: path + [entry.name], from: .null, to: entry.value))

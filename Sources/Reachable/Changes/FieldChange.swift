@@ -22,7 +22,7 @@ public struct FieldChange: Equatable, Sendable {
     /// `{"field": …, "from": …, "to": …}`.
     public func write(to json: JSONWriter) {
         json.object {
-            json.field("field") { json.string(field) }
+            json.field("field") { json.string(joining: path, separator: ".") }
             json.field("from") { from.write(to: json) }
             json.field("to") { to.write(to: json) }
         }

@@ -14,15 +14,13 @@ import Synchronization
 /// server's loop skipped (the monitor keeps only the newest for a slow reader) is folded into the
 /// next change's diff.
 ///
-/// The last document is kept as its text (the snapshot's slice of its SSE frame: not a copy),
-/// not parsed: each diff parses only what is not the same in both texts (`UnchangedEntries`) — at
-/// 10,000 targets a kept tree was 2.6 KB a target, and parsing each document whole 150–250 ms.
-/// The scan takes arrays: the two texts are copied for it while it runs (about 1 ms each at
-/// 10,000 targets, after the frame is handed to the streams), not kept.
+/// The last document is kept as its value (the one the snapshot holds: nothing copied), not as a
+/// parsed tree (2.6 KB a target at 10,000 targets): each diff encodes and parses only the
+/// entries that are not equal in both documents (`UnchangedEntries`).
 final class ChangeHistory: Sendable {
     private struct State {
         /// The last document recorded: what the next one is compared with.
-        var previous: ArraySlice<UInt8>
+        var previous: ReachabilityStatus
         /// Each change's JSON object, rendered once.
         var changes: KeptChanges
         /// The answer for `changes`, once a request has asked for it.
@@ -38,36 +36,35 @@ final class ChangeHistory: Sendable {
     /// - Parameters:
     ///   - capacity: how many changes are kept (`--history`, at least 1).
     ///   - byteBudget: how many bytes of changes are kept at most (the newest always is).
-    ///   - baseline: the encoded document the server starts with.
-    init(capacity: Int, byteBudget: Int = KeptChanges.defaultByteBudget, baseline: ArraySlice<UInt8>) {
+    ///   - baseline: the document the server starts with.
+    init(capacity: Int, byteBudget: Int = KeptChanges.defaultByteBudget, baseline: ReachabilityStatus) {
         let changes = KeptChanges(capacity: capacity, byteBudget: byteBudget)
         state = Mutex(State(previous: baseline, changes: changes, response: nil))
     }
 
-    /// Records the document just published (its encoded form); returns how many changes are kept.
-    /// A text that is not JSON (reachd's own encoder wrote it: a defect) is left out, and the next
-    /// change is compared with the last one recorded; a baseline that is not JSON counts as `null`.
+    /// Records the document just published; returns how many changes are kept.
     @discardableResult
-    func record(_ json: ArraySlice<UInt8>) -> Int {
+    func record(_ status: ReachabilityStatus) -> Int {
         // Diffed and rendered before the lock: publishing is the only writer, and a request
         // waits for nothing but the swap.
-        let previousText = Array(state.withLock { $0.previous })
-        let text = Array(json)
-        var (before, after) = UnchangedEntries.removed(from: previousText, text) ?? (previousText, text)
-        let previous = try? JSONValue(parsing: before)
-        // A baseline that is not JSON shares nothing: the whole document is the change.
-        if previous == nil { after = text }
-        guard let document = try? JSONValue(parsing: after) else { return count }
-        let entry = Self.entry(for: document, diff: DocumentDiff.changes(from: previous ?? .null, to: document))
+        let (before, after) = UnchangedEntries.removed(from: state.withLock { $0.previous }, status)
+        // Both texts are reachd's own encoding: they parse (a failure would be a defect, and the
+        // change is then left out rather than recorded wrong).
+        guard let previous = try? JSONValue(parsing: before.jsonBytes()),
+            let document = try? JSONValue(parsing: after.jsonBytes())
+        else { return count }
+        let entry = Self.entry(for: document, diff: DocumentDiff.changes(from: previous, to: document))
         let (released, kept) = state.withLock { state in
-            state.previous = json
+            let replaced = state.previous
+            state.previous = status
             state.changes.append(entry)
             state.recorded += 1
             let released = state.response
             state.response = nil
-            return (released, state.changes.count)
+            return ((replaced, released), state.changes.count)
         }
-        // The replaced response (and the daemon's form of it) is released out of the lock.
+        // The replaced document (often the last reference to its entries: 10,000 of them at a
+        // fleet's size) and response (with the daemon's form of it) are released out of the lock.
         _ = released
         return kept
     }
@@ -92,14 +89,17 @@ final class ChangeHistory: Sendable {
 
     /// `{"sequence": 17, "changedAt": "…", "diff": [{"field": …, "from": …, "to": …}, …]}`.
     private static func entry(for document: JSONValue, diff: [FieldChange]) -> [UInt8] {
-        let json = JSONWriter()
-        json.object {
-            json.field("sequence") { (document["sequence"] ?? .null).write(to: json) }
-            json.field("changedAt") { (document["changedAt"] ?? .null).write(to: json) }
-            json.field("diff") { json.array(diff) { $0.write(to: json) } }
+        // Written where it is kept (a link-down's change at 10,000 targets is 6 MB, which a
+        // writer grown by doubling copied a dozen times): room for about 96 bytes a field.
+        let written = JSONWriter.bytes(capacity: 128 + 96 * diff.count) { json in
+            json.object {
+                json.field("sequence") { (document["sequence"] ?? .null).write(to: json) }
+                json.field("changedAt") { (document["changedAt"] ?? .null).write(to: json) }
+                json.field("diff") { json.array(diff) { $0.write(to: json) } }
+            }
         }
-        // Kept for as long as the change is: without the room the writer grew into (up to half).
-        let written = json.bytes
+        // Kept for as long as the change is: without much room unused.
+        guard written.capacity - written.count > written.count / 8 else { return written }
         return [UInt8](unsafeUninitializedCapacity: written.count) { buffer, count in
             count = buffer.initialize(fromContentsOf: written)
         }

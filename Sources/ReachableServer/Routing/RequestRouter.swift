@@ -24,7 +24,7 @@ final class RequestRouter: HTTPHandler {
     ///     needs credentials.
     init(
         monitor: NetworkMonitor, snapshot: StatusSnapshot, hub: EventHub,
-        changes: ChangeHistory = ChangeHistory(capacity: 1, baseline: []),
+        changes: ChangeHistory? = nil,
         readiness: [ReadinessCondition], isShuttingDown: @escaping @Sendable () -> Bool,
         rejections: RejectionLog, crossOrigin: CrossOriginPolicy = .none, metrics: ServerMetrics = ServerMetrics(),
         hosts: HostCheck = HostCheck(), security: WebSecurity? = nil
@@ -34,7 +34,7 @@ final class RequestRouter: HTTPHandler {
         self.monitor = monitor
         self.snapshot = snapshot
         self.hub = hub
-        self.changes = changes
+        self.changes = changes ?? ChangeHistory(capacity: 1, baseline: snapshot.status)
         self.readiness = readiness
         self.isShuttingDown = isShuttingDown
         self.rejections = rejections
