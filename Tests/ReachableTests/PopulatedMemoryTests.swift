@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 import Testing
 
@@ -38,6 +39,21 @@ struct PopulatedMemoryTests {
             PopulatedMemory.populate(block, count: pages * Int(getpagesize()))
             #expect(Self.residentPages(block, pages: pages) == 0)
         }
+    }
+
+    /// A document is populated up to the last one's size, unless its entries say it is smaller
+    /// now: a targets file cut from 10,000 targets to 10 leaves no megabytes resident unwritten.
+    @Test func aDocumentThatShrankIsNotPopulatedToTheLastOnesSize() {
+        let now = Date()
+        func document(_ count: Int) -> ReachabilityStatus {
+            ReachabilityStatus(
+                path: .unknown,
+                targets: (0..<count).map { TargetStatus(name: "t\($0)", url: "tcp://[::1]:1", since: now) },
+                sequence: 1, changedAt: now)
+        }
+        #expect(document(10_000).jsonSurelyHeld(expectedSize: 3_400_000) == 3_400_000)
+        #expect(document(10).jsonSurelyHeld(expectedSize: 3_400_000) < PopulatedMemory.threshold)
+        #expect(document(10).jsonSurelyHeld(expectedSize: nil) == 0)
     }
 
     @Test func anArrayWithPopulatedCapacityIsEmptyWithThatRoom() {

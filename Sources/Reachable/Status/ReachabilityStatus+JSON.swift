@@ -14,16 +14,27 @@ extension ReachabilityStatus {
     ///   bytes are reserved at once, with a sixteenth to spare, so a document of 10,000 targets
     ///   (3.4 MB) is not copied a dozen times as it grows, nor kept with much room unused.
     public func jsonBytes(expectedSize: Int? = nil) -> [UInt8] {
-        JSONWriter.bytes(capacity: jsonCapacity(expectedSize: expectedSize), populating: expectedSize ?? 0) {
-            write(to: $0)
-        }
+        JSONWriter.bytes(
+            capacity: jsonCapacity(expectedSize: expectedSize), populating: jsonSurelyHeld(expectedSize: expectedSize)
+        ) { write(to: $0) }
     }
 
     /// The bytes to reserve for the document: the last document's size with a sixteenth to
     /// spare, or an estimate from its entries.
     public func jsonCapacity(expectedSize: Int?) -> Int {
-        expectedSize.map { $0 + $0 / 16 + 256 } ?? 2048 + 400 * (targets.count + interfaces.count)
+        expectedSize.map { $0 + $0 / 16 + 256 } ?? entriesEstimate
     }
+
+    /// The bytes the document will about surely hold, to make resident before it is written
+    /// (`PopulatedMemory`): the last document's size, unless its entries say this one is smaller
+    /// (a targets file that went from 10,000 targets to 10 would otherwise leave megabytes of
+    /// reserved room resident and unused).
+    public func jsonSurelyHeld(expectedSize: Int?) -> Int {
+        min(expectedSize ?? 0, entriesEstimate)
+    }
+
+    /// About 400 bytes an entry: a target with one family is 380 at 10,000 targets.
+    private var entriesEstimate: Int { 2048 + 400 * (targets.count + interfaces.count) }
 
     /// Writes the document where `json` stands (after an SSE frame's head: `EventFrame`).
     public func write(to json: JSONWriter) {

@@ -20,7 +20,8 @@ enum EventFrame {
         let head = "id: \(status.sequence)\nevent: status\ndata: ".utf8
         var json = 0..<0
         let capacity = head.count + status.jsonCapacity(expectedSize: expectedSize) + 2
-        let bytes = JSONWriter.bytes(capacity: capacity, populating: expectedSize ?? 0) { frame in
+        let populating = status.jsonSurelyHeld(expectedSize: expectedSize)
+        let bytes = JSONWriter.bytes(capacity: capacity, populating: populating) { frame in
             frame.verbatim(head)
             let start = frame.count
             status.write(to: frame)
