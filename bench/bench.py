@@ -49,7 +49,7 @@ FULL = dict(flaps=200, flap_blocks=4, fanout_ns=[1000, 5000, 10000], fanout_reps
             route_counts=[1000, 10000, 100000], route_flaps=20,
             targets=100, targets_cpu_seconds=60, target_flaps=20, family_cpu_seconds=60, dns_seconds=60,
             uplinks_cpu_seconds=60, uplink_flaps=40, memory_streams=4000, memory_pools=[4096, 6144, 8192, 16384],
-            fleet_sizes=[100, 1000, 10000], fleet_icmp_sizes=[1000], fleet_window_seconds=30, fleet_flaps=10,
+            fleet_sizes=[100, 1000, 10000], fleet_icmp_sizes=[1000], fleet_window_seconds=30, fleet_flaps=30,
             fleet_icmp_count=3, fleet_start_seconds=60, fleet_scraper="loop")
 QUICK = dict(flaps=50, flap_blocks=1, fanout_ns=[1000], fanout_reps=1, changes=20, client_procs=2,
              wrk_seconds=5, wrk_reps=1, wrk_threads1=False, idle_clients=1000, idle_seconds=10, heartbeat_check_seconds=0,
@@ -132,7 +132,7 @@ def main() -> int:
                         help="phase fleet: what scrapes blackbox_exporter: bench/scrape_loop.py (default) or a real "
                              "Prometheus (about half a core more on the machine at 10,000 targets)")
     parser.add_argument("--fleet-flaps", type=int, default=-1,
-                        help="phase fleet: link-down flaps at the largest HTTP size (default 10; 0 for none)")
+                        help="phase fleet: link-down flaps at the largest HTTP size (default 30; 0 for none)")
     parser.add_argument("--seconds", type=float, default=0,
                         help="cap every measuring window (wrk, CPU, idle) at this many seconds: with --quick and "
                              "--only, a smoke run that shows a phase runs; its figures mean nothing")
