@@ -45,7 +45,7 @@ public final class ReachabilityServer: Service, Sendable {
             retryMilliseconds: configuration.retryMilliseconds, writers: configuration.threads
         )
         // The document at start is the baseline of `/changes`, not a change (`ChangeHistory`).
-        changes = ChangeHistory(capacity: configuration.history, baseline: snapshot.status)
+        changes = ChangeHistory(capacity: configuration.history, baseline: snapshot.status, encoded: snapshot.json)
         metrics.update(status)
         metrics.recordSource(monitor.statistics)
         metrics.recordChangesKept(0)
@@ -107,7 +107,7 @@ public final class ReachabilityServer: Service, Sendable {
         // change history, once it has diffed the new one against them).
         withExtendedLifetime(replaced) { metrics.eventsSent(hub.publish(frame)) }
         // Diffed here, once per change, against the document published before.
-        metrics.recordChangesKept(changes.record(status))
+        metrics.recordChangesKept(changes.record(status, encoded: snapshot.json))
         metrics.update(status)
         metrics.recordSource(monitor.statistics)
         // One line per published change, its fields named and typed as in the document

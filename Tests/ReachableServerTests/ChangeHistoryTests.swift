@@ -86,6 +86,38 @@ struct ChangeHistoryTests {
         )
     }
 
+    /// The server hands its encoding of each document: a document nothing was taken out of (a
+    /// link-down) is read from it, and the entry is what encoding the document would give; a
+    /// document with shared targets is encoded without them, whatever text was handed.
+    @Test func theServersEncodingGivesTheSameEntries() throws {
+        let names = (0..<20).map { "t\($0)" }
+        func document(_ sequence: UInt64, down: Set<String>) -> ReachabilityStatus {
+            var status = Self.document(sequence, state: down.isEmpty ? .reachable : .unreachable)
+            status.targets = names.map {
+                TargetStatus(
+                    name: $0, url: "tcp://198.18.0.1:1", state: down.contains($0) ? .unreachable : .reachable,
+                    reason: down.contains($0) ? .noRoute : nil, since: Self.start)
+            }
+            return status
+        }
+        let steps = [document(2, down: Set(names)), document(3, down: ["t3"]), document(4, down: [])]
+        let plain = ChangeHistory(capacity: 5, baseline: document(1, down: []))
+        let handed = ChangeHistory(
+            capacity: 5, baseline: document(1, down: []), encoded: document(1, down: []).jsonBytes()[...])
+        for step in steps {
+            plain.record(step)
+            handed.record(step, encoded: step.jsonBytes()[...])
+        }
+        #expect(handed.response.body == plain.response.body)
+        #expect(try Self.changes(plain)["changes"]?.jsonText.contains(#""field":"targets.t0.state""#) == true)
+        // Some targets shared: the handed text is not what the diff reads.
+        let shared = ChangeHistory(capacity: 5, baseline: document(1, down: []))
+        shared.record(document(2, down: ["t3"]), encoded: Array("not the document".utf8)[...])
+        let lone = ChangeHistory(capacity: 5, baseline: document(1, down: []))
+        lone.record(document(2, down: ["t3"]))
+        #expect(shared.response.body == lone.response.body && shared.count == 1)
+    }
+
     @Test func aRequestSharesTheRenderedAnswer() {
         let history = ChangeHistory(capacity: 2, baseline: Self.document(1, state: .reachable))
         history.record(Self.document(2, state: .unreachable))

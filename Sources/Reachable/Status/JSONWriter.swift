@@ -186,14 +186,8 @@ public final class JSONWriter {
         else { return string(parts.joined(separator: separator.description)) }
         put(UInt8(ascii: "\""))
         for (index, part) in parts.enumerated() {
-            if index > 0 {
-                separator.withUTF8Buffer {
-                    reserve($0.count); unchecked($0)
-                }
-            }
-            part.utf8.withContiguousStorageIfAvailable {
-                reserve($0.count); unchecked($0)
-            }
+            if index > 0 { separator.withUTF8Buffer { copy($0) } }
+            part.utf8.withContiguousStorageIfAvailable { copy($0) }
         }
         put(UInt8(ascii: "\""))
         needsComma = true
@@ -244,6 +238,12 @@ public final class JSONWriter {
     private func unchecked(_ byte: UInt8) {
         base[count] = byte
         count += 1
+    }
+
+    /// Bytes, room made for them.
+    private func copy(_ bytes: UnsafeBufferPointer<UInt8>) {
+        reserve(bytes.count)
+        unchecked(bytes)
     }
 
     /// Bytes where `reserve` made room.

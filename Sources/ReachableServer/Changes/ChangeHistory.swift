@@ -16,11 +16,19 @@ import Synchronization
 ///
 /// The last document is kept as its value (the one the snapshot holds: nothing copied), not as a
 /// parsed tree (2.6 KB a target at 10,000 targets): each diff encodes and parses only the
-/// entries that are not equal in both documents (`UnchangedEntries`).
+/// entries that are not equal in both documents (`UnchangedEntries`). A document nothing was
+/// taken out of (a link-down changes every target) is read from the text the server already
+/// encoded for it, not encoded again.
 final class ChangeHistory: Sendable {
+    /// A document recorded, with the text the server encoded for it (a slice of its frame), if any.
+    private struct Recorded {
+        var status: ReachabilityStatus
+        var json: ArraySlice<UInt8>?
+    }
+
     private struct State {
         /// The last document recorded: what the next one is compared with.
-        var previous: ReachabilityStatus
+        var previous: Recorded
         /// Each change's JSON object, rendered once.
         var changes: KeptChanges
         /// The answer for `changes`, once a request has asked for it.
@@ -36,27 +44,33 @@ final class ChangeHistory: Sendable {
     /// - Parameters:
     ///   - capacity: how many changes are kept (`--history`, at least 1).
     ///   - byteBudget: how many bytes of changes are kept at most (the newest always is).
-    ///   - baseline: the document the server starts with.
-    init(capacity: Int, byteBudget: Int = KeptChanges.defaultByteBudget, baseline: ReachabilityStatus) {
+    ///   - baseline: the document the server starts with, and its encoding if the caller has it.
+    init(
+        capacity: Int, byteBudget: Int = KeptChanges.defaultByteBudget, baseline: ReachabilityStatus,
+        encoded json: ArraySlice<UInt8>? = nil
+    ) {
         let changes = KeptChanges(capacity: capacity, byteBudget: byteBudget)
-        state = Mutex(State(previous: baseline, changes: changes, response: nil))
+        state = Mutex(State(previous: Recorded(status: baseline, json: json), changes: changes, response: nil))
     }
 
-    /// Records the document just published; returns how many changes are kept.
+    /// Records the document just published, and its encoding if the caller has it (the server:
+    /// the slice of its frame `/status` serves); returns how many changes are kept.
     @discardableResult
-    func record(_ status: ReachabilityStatus) -> Int {
+    func record(_ status: ReachabilityStatus, encoded json: ArraySlice<UInt8>? = nil) -> Int {
         // Diffed and rendered before the lock: publishing is the only writer, and a request
         // waits for nothing but the swap.
-        let (before, after) = UnchangedEntries.removed(from: state.withLock { $0.previous }, status)
+        let previous = state.withLock { $0.previous }
+        let current = Recorded(status: status, json: json)
+        let (before, after) = UnchangedEntries.removed(from: previous.status, status)
         // Both texts are reachd's own encoding: they parse (a failure would be a defect, and the
         // change is then left out rather than recorded wrong).
-        guard let previous = try? JSONValue(parsing: before.jsonBytes()),
-            let document = try? JSONValue(parsing: after.jsonBytes())
+        guard let old = try? JSONValue(parsing: Self.text(of: before, from: previous)),
+            let document = try? JSONValue(parsing: Self.text(of: after, from: current))
         else { return count }
-        let entry = Self.entry(for: document, diff: DocumentDiff.changes(from: previous, to: document))
+        let entry = Self.entry(for: document, diff: DocumentDiff.changes(from: old, to: document))
         let (released, kept) = state.withLock { state in
             let replaced = state.previous
-            state.previous = status
+            state.previous = current
             state.changes.append(entry)
             state.recorded += 1
             let released = state.response
@@ -67,6 +81,17 @@ final class ChangeHistory: Sendable {
         // fleet's size) and response (with the daemon's form of it) are released out of the lock.
         _ = released
         return kept
+    }
+
+    /// The text of `kept`, what is left of `whole` for the diff: `whole`'s own encoding when
+    /// nothing was taken out of it, else encoded here.
+    private static func text(of kept: ReachabilityStatus, from whole: Recorded) -> ArraySlice<UInt8> {
+        if let json = whole.json, kept.targets.count == whole.status.targets.count,
+            kept.interfaces.count == whole.status.interfaces.count
+        {
+            return json
+        }
+        return kept.jsonBytes()[...]
     }
 
     /// The `/changes` answer as of the last change: rendered by the first request after it,
