@@ -39,7 +39,7 @@ extension ReachabilityStatus {
     /// Writes the document where `json` stands (after an SSE frame's head: `EventFrame`).
     public func write(to json: JSONWriter) {
         json.object {
-            json.field("state") { json.string(state.rawValue) }
+            json.field("state") { json.plain(state.rawValue) }
             json.field("isReachable") { json.bool(isReachable) }
             json.field("ipv4") { json.bool(ipv4) }
             json.field("ipv6") { json.bool(ipv6) }
@@ -56,7 +56,7 @@ extension ReachabilityStatus {
                     json.object {
                         json.field("name") { json.string(interface.name) }
                         json.field("index") { json.raw(String(interface.index)) }
-                        json.field("transport") { json.string(interface.transport.rawValue) }
+                        json.field("transport") { json.plain(interface.transport.rawValue) }
                         json.field("kind") { json.optionalString(interface.kind) }
                         json.field("operState") { json.string(interface.operState) }
                         json.field("isDefaultRoute") { json.bool(interface.isDefaultRoute) }
@@ -84,7 +84,7 @@ extension ReachabilityStatus {
                             json.field("address") { json.optionalString(status.address) }
                             json.field("interface") { json.optionalString(status.interface) }
                             json.field("impairments") {
-                                json.array(status.impairments) { json.string($0.rawValue) }
+                                json.array(status.impairments) { json.plain($0.rawValue) }
                             }
                         }
                     }
@@ -93,9 +93,9 @@ extension ReachabilityStatus {
             json.field("connectivity") { Self.connectivity(json, connectivity) }
             json.field("dns") {
                 json.object {
-                    json.field("state") { json.string(dns.state.rawValue) }
+                    json.field("state") { json.plain(dns.state.rawValue) }
                     json.field("name") { json.optionalString(dns.name) }
-                    json.field("reason") { json.optionalString(dns.reason?.rawValue) }
+                    json.field("reason") { json.optionalPlain(dns.reason?.rawValue) }
                     json.field("since") { json.timestamp(dns.since, Self.timestampStyle) }
                     json.field("servers") {
                         json.array(dns.servers) { server in
@@ -126,9 +126,9 @@ extension ReachabilityStatus {
     /// The top-level check and each uplink's are the same object.
     private static func connectivity(_ json: JSONWriter, _ connectivity: ConnectivityStatus) {
         json.object {
-            json.field("state") { json.string(connectivity.state.rawValue) }
+            json.field("state") { json.plain(connectivity.state.rawValue) }
             json.field("url") { json.optionalString(connectivity.url) }
-            json.field("reason") { json.optionalString(connectivity.reason?.rawValue) }
+            json.field("reason") { json.optionalPlain(connectivity.reason?.rawValue) }
             json.field("since") { json.timestamp(connectivity.since, Self.timestampStyle) }
             Self.families(json, { connectivity[$0] }, degraded: connectivity.degraded) { status in
                 Self.stateAndReason(json, status.state.rawValue, status.reason?.rawValue)
@@ -142,15 +142,15 @@ extension ReachabilityStatus {
     private static func families<Family>(
         _ json: JSONWriter, _ family: (AddressFamily) -> Family?, degraded: Bool, _ fields: (Family) -> Void
     ) {
-        for name in AddressFamily.allCases {
-            json.field(name.rawValue) { json.optional(family(name)) { status in json.object { fields(status) } } }
-        }
+        // Spelled out, not `AddressFamily.allCases` (an array made at every call) and their names.
+        json.field("ipv4") { json.optional(family(.ipv4)) { status in json.object { fields(status) } } }
+        json.field("ipv6") { json.optional(family(.ipv6)) { status in json.object { fields(status) } } }
         json.field("degraded") { json.bool(degraded) }
     }
 
     /// `"state": …, "reason": …|null`: every verdict in the document reads the same way.
     private static func stateAndReason(_ json: JSONWriter, _ state: String, _ reason: String?) {
-        json.field("state") { json.string(state) }
-        json.field("reason") { json.optionalString(reason) }
+        json.field("state") { json.plain(state) }
+        json.field("reason") { json.optionalPlain(reason) }
     }
 }
