@@ -74,6 +74,35 @@ import Testing
         #expect(window.medianRoundTrip == .milliseconds(8), "the outsized probe left the window whole")
     }
 
+    /// A `tcp://` or `http://` family (a connect time, no echoes) keeps no arrays without
+    /// `--max-rtt`, yet its window still fills; with `--max-rtt` it keeps one round trip a probe
+    /// and judges latency from them; an `icmp://` family keeps its counts for loss either way.
+    @Test func aWindowKeepsOnlyWhatItJudges() {
+        let connect = ProbeQuality(roundTrips: [.milliseconds(300)])
+        let unjudged = QualityLimits(window: 3, maxRoundTrip: nil, toAppear: 1, toClear: 1)
+        var plain = QualityWindow()
+        for _ in 0..<5 { plain.record(connect, limits: unjudged) }
+        #expect(plain.keptCounts == 0 && plain.keptRoundTrips == 0 && plain.medianRoundTrip == nil)
+        #expect(plain.impairments.isEmpty)
+
+        let judged = QualityLimits(window: 3, maxRoundTrip: .milliseconds(100), toAppear: 1, toClear: 1)
+        var timed = QualityWindow()
+        timed.record(connect, limits: judged)
+        timed.record(connect, limits: judged)
+        #expect(timed.impairments.isEmpty, "the window is not full yet")
+        timed.record(connect, limits: judged)
+        #expect(timed.impairments == [.latency] && timed.keptCounts == 3 && timed.keptRoundTrips == 3)
+        for _ in 0..<4 { timed.record(ProbeQuality(roundTrips: [.milliseconds(1)]), limits: judged) }
+        #expect(timed.impairments.isEmpty && timed.keptCounts == 3 && timed.keptRoundTrips == 3)
+
+        let lossOnly = QualityLimits(window: 2, maxLoss: 0.2, maxRoundTrip: nil, toAppear: 1, toClear: 1)
+        var echoes = QualityWindow()
+        echoes.record(Self.echoes(1), limits: lossOnly)
+        echoes.record(Self.echoes(1), limits: lossOnly)
+        #expect(echoes.impairments == [.loss] && echoes.keptCounts == 2 && echoes.keptRoundTrips == 0)
+        #expect(echoes.loss.map { abs($0 - 2.0 / 3) < 1e-9 } == true)
+    }
+
     @Test func anMTUBlackholeIsTwoOfTheLastThreeFullSizeEchoesAndDiscoveryIsNone() {
         let limits = QualityLimits(window: 10, toAppear: 1, toClear: 1)
         var window = QualityWindow()

@@ -34,12 +34,21 @@ public struct QualityLimits: Sendable, Equatable {
 /// its own per probe; the streaks and the last three blackholes in fixed fields, not dictionaries.
 /// A probe's counts are 16-bit and a round trip is whole microseconds in 32 bits (a full window of
 /// ten was 368 bytes a family with 32-bit counts and `Duration`s, now 176).
+///
+/// And the arrays are kept only where something is judged from them: the counts where there is
+/// loss to judge (a probe that sent echoes: `icmp://`) or round trips to keep in step, the round
+/// trips only with `--max-rtt`. A `tcp://` or `http://` family without `--max-rtt` (the default,
+/// and most of a fleet) keeps neither, only how many probes the window holds: two blocks of about
+/// 100 bytes a family less (issue 28's RSS per target).
 public struct QualityWindow: Sendable, Equatable {
     /// Per probe in the window, oldest first: small echoes sent and answered, round trips recorded.
+    /// Empty while nothing needs it (see above).
     private var counts: [Counts] = []
     /// The window's round trips in microseconds (saturating at 71 minutes), oldest probe's first
-    /// (`counts[i].roundTrips` of them each).
+    /// (`counts[i].roundTrips` of them each). Empty without `--max-rtt`.
     private var roundTrips: [UInt32] = []
+    /// Probes in the window, up to its length: whether it is full, with or without `counts`.
+    private var probes: UInt16 = 0
     /// Whether each of the last full-size echoes (up to three, newest in bit 0) found a blackhole.
     private var blackholes: UInt8 = 0
     /// Consecutive probes that showed, and did not show, each impairment.
@@ -92,8 +101,30 @@ public struct QualityWindow: Sendable, Equatable {
     /// One probe's measurements (a probe that sent nothing — no route, no address — is none).
     public mutating func record(_ quality: ProbeQuality, limits: QualityLimits) {
         guard quality.echoesSent > 0 || !quality.roundTrips.isEmpty || quality.pathMTU != nil else { return }
+        probes = UInt16(clamping: min(Int(probes) + 1, limits.window))
+        if quality.echoesSent > 0 || limits.maxRoundTrip != nil || !counts.isEmpty { keep(quality, limits: limits) }
+        if let mtu = quality.pathMTU {
+            blackholes = (blackholes << 1 | (mtu.isBlackhole ? 1 : 0)) & 0b111
+        }
+        let full = Int(probes) >= min(limits.window, Int(UInt16.max))
+        for impairment in Impairment.allCases {
+            let shows: Bool
+            switch impairment {
+            case .loss: shows = full && (loss.map { $0 > limits.maxLoss } ?? false)
+            case .latency:
+                shows =
+                    full && limits.maxRoundTrip.map { limit in medianRoundTrip.map { $0 > limit } ?? false } ?? false
+            case .mtu: shows = blackholes.nonzeroBitCount >= 2
+            }
+            count(impairment, shows: shows, limits: limits)
+        }
+    }
+
+    /// The probe's counts and, with `--max-rtt`, its round trips, the oldest probe's dropped once
+    /// the window is longer than `limits.window`.
+    private mutating func keep(_ quality: ProbeQuality, limits: QualityLimits) {
         // As many round trips as the count says, so the two arrays stay in step.
-        let kept = quality.roundTrips.prefix(Int(UInt16.max))
+        let kept = limits.maxRoundTrip == nil ? [] : quality.roundTrips.prefix(Int(UInt16.max))
         if counts.capacity == 0 {
             // Room for a full window (and the probe that pushes the oldest out) at once: grown by
             // appending, the arrays were made anew at 1, 2, 4, 8 and 16 probes, each a block left
@@ -111,22 +142,11 @@ public struct QualityWindow: Sendable, Equatable {
             roundTrips.removeFirst(counts[..<dropped].reduce(0) { $0 + Int($1.roundTrips) })
             counts.removeFirst(dropped)
         }
-        if let mtu = quality.pathMTU {
-            blackholes = (blackholes << 1 | (mtu.isBlackhole ? 1 : 0)) & 0b111
-        }
-        let full = counts.count >= limits.window
-        for impairment in Impairment.allCases {
-            let shows: Bool
-            switch impairment {
-            case .loss: shows = full && (loss.map { $0 > limits.maxLoss } ?? false)
-            case .latency:
-                shows =
-                    full && limits.maxRoundTrip.map { limit in medianRoundTrip.map { $0 > limit } ?? false } ?? false
-            case .mtu: shows = blackholes.nonzeroBitCount >= 2
-            }
-            count(impairment, shows: shows, limits: limits)
-        }
     }
+
+    /// How many probes' counts and round trips are kept (tests: what a family holds).
+    var keptCounts: Int { counts.count }
+    var keptRoundTrips: Int { roundTrips.count }
 
     /// One probe's verdict on one impairment, by the flap rules.
     private mutating func count(_ impairment: Impairment, shows: Bool, limits: QualityLimits) {
