@@ -184,7 +184,7 @@ def link_down_flaps(net: VethNet, server: Reachd, count: int, flaps: int, famili
 def published_by_flap(log_path: str, samples: list[dict], count: int) -> None:
     """Adds to each flap the documents reachd published between its link-down and its link-up, from
     reachd's log (`--log-format json`: one "status changed" line per document published, with the
-    route state and each target's state and reason): `published` (sequence, state, targets
+    route state and each target's state and reason, or their counts beyond 100 targets): `published` (sequence, state, targets
     `no-route`) and `published_first_complete` (the first `unreachable` one had every target
     `no-route`). The stream keeps at most one pending frame per subscriber and replaces it with a
     newer one, and the monitor may hand the server only the newest of two quick changes, so
@@ -204,13 +204,21 @@ def published_by_flap(log_path: str, samples: list[dict], count: int) -> None:
         mine = [e for e in lines if e["sequence"] > sample["base_sequence"] and e["_at"] < sample["wall_up"]]
         sample["published"] = [
             {"sequence": e["sequence"], "state": e["state"], "ipv4": e.get("ipv4"), "ipv6": e.get("ipv6"),
-             "targets_no_route": sum(1 for t in e.get("targets") or []
-                                     if (t.get("state"), t.get("reason")) == ("unreachable", "no-route"))}
+             "targets_no_route": no_route(e)}
             for e in sorted(mine, key=lambda e: e["sequence"])]
         first = next((p for p in sample["published"] if p["state"] == "unreachable"), None)
         sample["published_first_complete"] = first is not None and first["targets_no_route"] == count
         sample["published_before"] = next((i for i, p in enumerate(sample["published"])
                                            if p["state"] == "unreachable" and p["targets_no_route"] == count), None)
+
+
+def no_route(entry: dict) -> int:
+    """The targets a "status changed" line says are `no-route`: listed one by one up to 100 targets,
+    counted in `unreachableReasons` beyond (where `targets` lists only those that changed)."""
+    if "unreachableReasons" in entry:
+        return entry["unreachableReasons"].get("no-route", 0)
+    return sum(1 for t in entry.get("targets") or []
+               if (t.get("state"), t.get("reason")) == ("unreachable", "no-route"))
 
 
 def link_down_line(row: dict) -> str:

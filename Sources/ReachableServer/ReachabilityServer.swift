@@ -104,42 +104,14 @@ public final class ReachabilityServer: Service, Sendable {
         guard status.sequence != snapshot.status.sequence else { return }
         let (frame, replaced) = snapshot.install(status)
         // The previous document's entries are released after the streams have the frame (by the
-        // change history, once it has diffed the new one against them).
+        // change history, once it has diffed the new one against them, and the log line).
         withExtendedLifetime(replaced) { metrics.eventsSent(hub.publish(frame)) }
         // Diffed here, once per change, against the document published before.
         metrics.recordChangesKept(changes.record(status, encoded: snapshot.json))
         metrics.update(status)
         metrics.recordSource(monitor.statistics)
-        // One line per published change, its fields named and typed as in the document
-        // (`transport`, `targets`' `name`/`state`/`reason`/`degraded`, `connectivity`'s and
-        // `dns`' `state`/`reason`); a reason that is null there is left out here.
-        let path = status.path
-        let targets: [Logger.MetadataValue] = status.targets.map { target in
-            var fields: Logger.Metadata = ["name": .string(target.name), "state": .string(target.state.rawValue)]
-            if let reason = target.reason { fields["reason"] = .string(reason.rawValue) }
-            if target.degraded { fields["degraded"] = .stringConvertible(true) }
-            return .dictionary(fields)
-        }
-        var connectivity: Logger.Metadata = ["state": .string(status.connectivity.state.rawValue)]
-        if let reason = status.connectivity.reason { connectivity["reason"] = .string(reason.rawValue) }
-        var dns: Logger.Metadata = ["state": .string(status.dns.state.rawValue)]
-        if let reason = status.dns.reason { dns["reason"] = .string(reason.rawValue) }
-        let metadata: Logger.Metadata = [
-            "sequence": .stringConvertible(status.sequence),
-            "changedAt": .string(ReachabilityStatus.timestampStyle.format(status.changedAt)),
-            "state": .string(status.state.rawValue),
-            "ipv4": .stringConvertible(path.ipv4), "ipv6": .stringConvertible(path.ipv6),
-            "transport": .dictionary(
-                Dictionary(
-                    uniqueKeysWithValues: Transport.allCases.map {
-                        ($0.rawValue, .stringConvertible(path.transport.contains($0)))
-                    })
-            ),
-            "isDataMetered": .stringConvertible(path.isDataMetered),
-            "targets": .array(targets),
-            "connectivity": .dictionary(connectivity),
-            "dns": .dictionary(dns),
-        ]
+        // One line per published change (a fleet's: the targets that changed, and counts).
+        let metadata = StatusChangeLine.metadata(for: status, after: replaced)
         logger.info("status changed", metadata: metadata)
         // Last: the frame is with the writers, the change recorded, the line logged.
         AllocatorTrim.afterPublishing(documentSize: snapshot.json.count)
