@@ -11,12 +11,12 @@
 # ---------------------------------------------------------------------------------------------
 FROM swift:6.3.1-bookworm AS build
 
-# The C libraries reachd imports (libmicrohttpd, libmnl, GnuTLS, libxcrypt, libyaml: linked; libcurl,
+# The C libraries reachd imports (libmicrohttpd, libmnl, GnuTLS, libxcrypt, libyaml, zlib: linked; libcurl,
 # c-ares: headers only, loaded with dlopen when probes are configured), and pkg-config to find them. Versions follow Debian 12's security updates rather than exact pins,
 # which would break the build whenever the archive replaces them (.hadolint.yaml: DL3008).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev \
-        libc-ares-dev libgnutls28-dev libcrypt-dev libyaml-dev pkg-config \
+        libc-ares-dev libgnutls28-dev libcrypt-dev libyaml-dev zlib1g-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -39,7 +39,8 @@ FROM debian:bookworm-slim
 # `ldd` of the release binary: libmicrohttpd.so.12 (libmicrohttpd12, which pulls in gnutls &
 # co., all in the base image already), libgnutls.so.30 (libgnutls30: --web-config-file's TLS,
 # named here since reachd links it directly), libcrypt.so.1 (libcrypt1, in the base image:
-# bcrypt for basic auth), libyaml-0.so.2 (libyaml-0-2: the web config's YAML), libmnl.so.0 (libmnl0), libstdc++.so.6 (libstdc++6 —
+# bcrypt for basic auth), libyaml-0.so.2 (libyaml-0-2: the web config's YAML), libz.so.1 (zlib1g, in the
+# base image: the large changes /changes keeps), libmnl.so.0 (libmnl0), libstdc++.so.6 (libstdc++6 —
 # present in bookworm-slim because apt depends on it, named here since reachd links it
 # directly), libgcc_s.so.1 (libgcc-s1) and libc/libm (libc6), which are in the base image.
 # Loaded on demand when --target or --connectivity-url is set: libcurl.so.4 (libcurl4),

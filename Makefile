@@ -7,7 +7,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV := .venv-test
 # Runtime and build needs: the C libraries (HTTP server, netlink, outbound probes: libcurl and
 # c-ares, and mimalloc, which they allocate from; GnuTLS and libxcrypt for --web-config-file's TLS and bcrypt), pkg-config to find them.
-DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev libmimalloc2.0 libgnutls28-dev libcrypt-dev libyaml-dev pkg-config
+DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev libmimalloc2.0 libgnutls28-dev libcrypt-dev libyaml-dev zlib1g-dev pkg-config
 # Test needs: curl and iproute2 for black-box tests, python3-venv for the pytest suite, dnsmasq
 # and openssl for the worlds the probe tests build (a real DNS server, a TLS server), gcc for
 # the C helpers the e2e tests compile (the netlink fault shim, the 10,000-stream client),

@@ -59,6 +59,12 @@ let package = Package(
             pkgConfig: "libcrypt",
             providers: [.apt(["libcrypt-dev"])]
         ),
+        // zlib for the large changes `/changes` keeps (`KeptChange`).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
         // libyaml's parser for the web config's YAML (see its shim for why not Yams).
         .systemLibrary(
             name: "CYAML",
@@ -83,6 +89,7 @@ let package = Package(
                 "CGnuTLS",
                 "CCrypt",
                 "CYAML",
+                "CZlib",
                 "Reachable",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

@@ -126,26 +126,86 @@ struct ChangeHistoryTests {
 
     @Test func theCountBoundHoldsForOne() {
         var one = KeptChanges(capacity: 1)
-        one.append([1])
-        one.append([2])
-        #expect(Array(one.elements) == [[2]] && one.bytes == 1)
+        one.append(KeptChange([1]))
+        one.append(KeptChange([2]))
+        #expect(one.elements.map(\.json) == [[2]] && one.bytes == 1)
         var three = KeptChanges(capacity: 3)
-        for value in UInt8(1)...200 { three.append([value]) }
-        #expect(Array(three.elements) == [[198], [199], [200]] && three.count == 3 && three.bytes == 3)
+        for value in UInt8(1)...200 { three.append(KeptChange([value])) }
+        #expect(three.elements.map(\.json) == [[198], [199], [200]] && three.count == 3 && three.bytes == 3)
     }
 
     /// A few changes of many targets must not hold hundreds of megabytes: the oldest go first
     /// once the bytes pass the budget, and the newest stays even when it alone is larger.
     @Test func theByteBudgetDropsTheOldestButNeverTheNewest() {
         var kept = KeptChanges(capacity: 500, byteBudget: 10)
-        for value in UInt8(1)...4 { kept.append([UInt8](repeating: value, count: 3)) }
-        #expect(kept.elements.map(\.first) == [2, 3, 4] && kept.bytes == 9, "12 bytes did not fit in 10")
-        kept.append([UInt8](repeating: 5, count: 25))
-        #expect(kept.elements.map(\.first) == [5] && kept.count == 1 && kept.bytes == 25)
-        kept.append([6])
-        #expect(kept.elements.map(\.first) == [6] && kept.bytes == 1, "the large one went with the next change")
-        kept.append([7])
-        #expect(kept.elements.map(\.first) == [6, 7])
+        for value in UInt8(1)...4 { kept.append(KeptChange([UInt8](repeating: value, count: 3))) }
+        #expect(kept.elements.map(\.json.first) == [2, 3, 4] && kept.bytes == 9, "12 bytes did not fit in 10")
+        kept.append(KeptChange([UInt8](repeating: 5, count: 25)))
+        #expect(kept.elements.map(\.json.first) == [5] && kept.count == 1 && kept.bytes == 25)
+        kept.append(KeptChange([6]))
+        #expect(kept.elements.map(\.json.first) == [6] && kept.bytes == 1, "the large one went with the next change")
+        kept.append(KeptChange([7]))
+        #expect(kept.elements.map(\.json.first) == [6, 7])
+    }
+
+    /// A change's JSON (its field names repeat) as a change of many targets writes it.
+    static func changeText(targets: Int) -> [UInt8] {
+        let fields = (0..<targets).map { index in
+            #"{"field":"targets.t\#(index).state","from":"unknown","to":"reachable"}"#
+        }
+        return Array(#"{"sequence":3,"changedAt":"2026-11-29T16:15:09.685Z","diff":["#.utf8)
+            + Array(fields.joined(separator: ",").utf8) + Array("]}".utf8)
+    }
+
+    /// A large change is kept compressed and read back whole; a small one, or one that does not
+    /// compress, is kept as it is.
+    @Test func aLargeChangeIsKeptCompressedAndReadBackWhole() {
+        let large = Self.changeText(targets: 1_000)
+        let kept = KeptChange(large)
+        #expect(
+            kept.count == large.count && kept.storedCount < large.count / 5, "\(kept.storedCount) of \(large.count)")
+        #expect(kept.json == large)
+        var body = Array("[".utf8)
+        kept.append(to: &body)
+        #expect(body == Array("[".utf8) + large, "appended after what the body holds")
+
+        let small = Self.changeText(targets: 2)
+        #expect(small.count < KeptChange.compressedFrom)
+        #expect(KeptChange(small).storedCount == small.count && KeptChange(small).json == small)
+
+        var generator = SystemRandomNumberGenerator()
+        let noise = (0..<8_192).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        #expect(KeptChange(noise).storedCount == noise.count && KeptChange(noise).json == noise)
+    }
+
+    /// The byte budget counts the JSON a change adds to the answer, not the fewer bytes it holds
+    /// compressed: a `/changes` answer stays within the budget however well changes compress.
+    @Test func theByteBudgetCountsTheAnswerNotTheCompressedBytes() {
+        let large = Self.changeText(targets: 1_000)
+        var kept = KeptChanges(capacity: 500, byteBudget: large.count * 3 / 2)
+        kept.append(KeptChange(large))
+        kept.append(KeptChange(large))
+        #expect(kept.count == 1 && kept.bytes == large.count, "two did not fit")
+        #expect(kept.storedBytes < large.count / 5)
+    }
+
+    /// The first readings of many targets are one large change: kept compressed, answered whole.
+    @Test func aLargeChangeIsAnsweredWhole() throws {
+        let count = 300
+        func document(_ sequence: UInt64, _ state: TargetStatus.State) -> ReachabilityStatus {
+            var status = Self.document(sequence, state: .reachable)
+            status.targets = (0..<count).map {
+                TargetStatus(name: "t\($0)", url: "tcp://198.18.0.1:1", state: state, since: status.changedAt)
+            }
+            return status
+        }
+        let history = ChangeHistory(capacity: 10, baseline: document(1, .unknown))
+        history.record(document(2, .reachable))
+        let answer = try #require(try JSONSerialization.jsonObject(with: Data(history.response.body)) as? [String: Any])
+        let changes = try #require(answer["changes"] as? [[String: Any]])
+        let diff = try #require(changes.first?["diff"] as? [[String: Any]])
+        #expect(changes.count == 1 && diff.count == count)
+        #expect(diff.allSatisfy { ($0["from"] as? String) == "unknown" && ($0["to"] as? String) == "reachable" })
     }
 
     @Test func aHistoryOverItsBudgetAnswersWithTheNewestChanges() throws {

@@ -29,7 +29,7 @@ final class ChangeHistory: Sendable {
     private struct State {
         /// The last document recorded: what the next one is compared with.
         var previous: Recorded
-        /// Each change's JSON object, rendered once.
+        /// Each change's JSON object, rendered once (and compressed when large).
         var changes: KeptChanges
         /// The answer for `changes`, once a request has asked for it.
         var response: SharedResponse?
@@ -67,7 +67,7 @@ final class ChangeHistory: Sendable {
         guard let old = try? JSONValue(parsing: Self.text(of: before, from: previous)),
             let document = try? JSONValue(parsing: Self.text(of: after, from: current))
         else { return count }
-        let entry = Self.entry(for: document, diff: DocumentDiff.changes(from: old, to: document))
+        let entry = KeptChange(Self.entry(for: document, diff: DocumentDiff.changes(from: old, to: document)))
         let (released, kept) = state.withLock { state in
             let replaced = state.previous
             state.previous = current
@@ -136,7 +136,7 @@ final class ChangeHistory: Sendable {
         body.reserveCapacity(changes.bytes + changes.count + 16)
         for (index, change) in changes.elements.enumerated() {
             if index > 0 { body.append(UInt8(ascii: ",")) }
-            body += change
+            change.append(to: &body)
         }
         body += Array("]}".utf8)
         return SharedResponse(headers: headers, body: body)

@@ -1,5 +1,6 @@
-/// The changes `/changes` keeps, each as its rendered JSON object, oldest first: the last
-/// `capacity` (`--history`), and of those only as many of the newest as fit in `byteBudget`.
+/// The changes `/changes` keeps, each as its rendered JSON object (`KeptChange`: compressed when
+/// large), oldest first: the last `capacity` (`--history`), and of those only as many of the
+/// newest as fit in `byteBudget` — counted as JSON, the size of the answer they make.
 ///
 /// The byte bound is for fleets: a link-down at 10,000 targets is one change of about 5 MB (every
 /// target's state, reason and families), and 500 of them would hold 2.5 GB. The newest change is
@@ -12,10 +13,12 @@ struct KeptChanges {
     let capacity: Int
     let byteBudget: Int
     /// Kept changes from `first` on; the slots before it were dropped and are reused by compacting.
-    private var storage: [[UInt8]] = []
+    private var storage: [KeptChange] = []
     private var first = 0
-    /// The bytes of the kept changes.
+    /// The bytes of the kept changes' JSON.
     private(set) var bytes = 0
+    /// The bytes they hold (less: the large ones are compressed).
+    private(set) var storedBytes = 0
 
     init(capacity: Int, byteBudget: Int = Self.defaultByteBudget) {
         precondition(capacity >= 1, "at least one change is kept")
@@ -26,12 +29,14 @@ struct KeptChanges {
     var count: Int { storage.count - first }
 
     /// Appends `change` and drops the oldest until both bounds hold (or only `change` is left).
-    mutating func append(_ change: [UInt8]) {
+    mutating func append(_ change: KeptChange) {
         storage.append(change)
         bytes += change.count
+        storedBytes += change.storedCount
         while count > capacity || (bytes > byteBudget && count > 1) {
             bytes -= storage[first].count
-            storage[first] = []
+            storedBytes -= storage[first].storedCount
+            storage[first] = KeptChange([])
             first += 1
         }
         // Dropped slots are removed once they are half the storage: each append stays O(1) on average.
@@ -42,5 +47,5 @@ struct KeptChanges {
     }
 
     /// Oldest first.
-    var elements: ArraySlice<[UInt8]> { storage[first...] }
+    var elements: ArraySlice<KeptChange> { storage[first...] }
 }
