@@ -79,8 +79,8 @@ public final class JSONWriter {
     public func array<Element>(_ elements: [Element], _ body: (Element) -> Void) {
         put(UInt8(ascii: "["))
         needsComma = false
-        // By index, not `for … in`: the iterator hands out a copy of each element (a target's
-        // strings retained and released, 10,000 times a document), a subscript lends it.
+        // By index, not `for … in`: 0.1–0.2 ms less of the 5.5 a 10,000-target document takes
+        // (micro-benchmark, best of 60; fewer retains). Each element is still copied for `body`.
         for index in elements.indices {
             if needsComma { put(UInt8(ascii: ",")) }
             body(elements[index])
