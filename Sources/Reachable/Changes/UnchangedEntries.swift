@@ -35,24 +35,10 @@ public enum UnchangedEntries {
         guard isDistinct(old.map(name)), isDistinct(new.map(name)) else { return nil }
         var sharedOld = [Bool](repeating: false, count: old.count)
         var sharedNew = [Bool](repeating: false, count: new.count)
-        var elsewhere: [Int] = []  // entries of `new` not at their place in `old`: looked up by name
-        for place in new.indices {
-            guard place < old.count, name(old[place]) == name(new[place]) else {
-                elsewhere.append(place)
-                continue
-            }
-            if old[place] == new[place] {
-                sharedOld[place] = true
-                sharedNew[place] = true
-            }
-        }
-        if !elsewhere.isEmpty {
-            let oldPlaces = Dictionary(uniqueKeysWithValues: old.indices.map { (name(old[$0]), $0) })
-            for place in elsewhere {
-                guard let oldPlace = oldPlaces[name(new[place])], old[oldPlace] == new[place] else { continue }
-                sharedOld[oldPlace] = true
-                sharedNew[place] = true
-            }
+        for (place, oldPlace) in NamePairing.oldPlaces(old, new, name: name).enumerated() {
+            guard let oldPlace, old[oldPlace] == new[place] else { continue }
+            sharedOld[oldPlace] = true
+            sharedNew[place] = true
         }
         guard sharedNew.contains(true) else { return nil }
         return (kept(old, unless: sharedOld), kept(new, unless: sharedNew))

@@ -55,29 +55,15 @@ enum StatusChangeLine {
         var states: [TargetStatus.State: Int] = [:]
         var degraded = 0
         var reasons: [String: Int] = [:]
-        // Paired by name at the same place first (a document's targets keep their order), by a
-        // dictionary made only when a name is not where it was.
-        var byName: [String: Int]?
+        let before = NamePairing.oldPlaces(previous, targets, name: \.name)
         for (index, target) in targets.enumerated() {
             states[target.state, default: 0] += 1
             if target.degraded { degraded += 1 }
             if target.state == .unreachable, let reason = target.reason { reasons[reason.rawValue, default: 0] += 1 }
-            let before: TargetStatus?
-            if index < previous.count, previous[index].name == target.name {
-                before = previous[index]
-            } else {
-                if byName == nil {
-                    byName = Dictionary(
-                        previous.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
-                }
-                before = byName?[target.name].map { previous[$0] }
-            }
-            guard let before, before.state == target.state, before.reason == target.reason,
-                before.degraded == target.degraded
-            else {
+            let old = before[index].map { previous[$0] }
+            if old?.state != target.state || old?.reason != target.reason || old?.degraded != target.degraded {
                 changed += 1
                 if listed.count < listedInFull { listed.append(entry(target)) }
-                continue
             }
         }
         metadata["targets"] = .array(listed)
