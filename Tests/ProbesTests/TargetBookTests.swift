@@ -188,6 +188,45 @@ import Testing
         #expect(few.entries.map(\.status) == [books[2].status])
     }
 
+    /// A link-down of more books than `TwoHalves.worthSplitting` is judged in two halves at the
+    /// same time: the list is every book's entry in order, as judging them one by one gives, and
+    /// the unjudged places are in order across the halves (an odd count, so the halves differ).
+    @Test func aLargeLinkDownIsJudgedInTwoHalvesAsOneByOne() throws {
+        let count = 2 * TwoHalves.worthSplitting + 1
+        var books = try (0..<count).map { try Self.book("tcp://198.18.\(1 + $0 / 250).\(1 + $0 % 250):5432") }
+        // Every book gets its address in both families on some books, so places and books differ.
+        for index in stride(from: 0, to: count, by: 7) {
+            books[index].record(
+                Self.resolved([Self.family(books[index].addresses[0], nil), Self.family(Self.v6, nil)]),
+                evaluator: evaluator, at: Self.at(1))
+        }
+        let questions = books.routeQuestions
+        // Every question unroutable but those of every 100th book, which is then not judged.
+        var keep = Set<Int>()
+        var place = 0
+        var unroutable: [Bool] = []
+        for (index, book) in books.enumerated() {
+            for _ in book.addresses {
+                unroutable.append(index % 100 != 0)
+                place += 1
+            }
+            if index % 100 == 0 { keep.insert(index) }
+        }
+        var oneByOne = books
+        let expected = oneByOne.indices.map { index in
+            if !keep.contains(index) {
+                oneByOne[index].routesGone(Set(oneByOne[index].addresses), evaluator: evaluator, at: Self.at(2))
+            }
+            return oneByOne[index].status
+        }
+        let judged = books.routesGone(
+            RouteVerdicts(questions: questions, unroutable: unroutable), evaluator: evaluator, at: Self.at(2))
+        #expect(judged.list == expected)
+        #expect(judged.unjudged == keep.sorted())
+        #expect(books.map(\.status) == expected)
+        #expect(expected.filter { $0.reason == .noRoute }.count == count - keep.count)
+    }
+
     /// Verdicts asked before a book's addresses changed (a probe recorded between the questions
     /// and the judgement) no longer line up with the books: each is then read by value, and the
     /// judgement is the same.

@@ -36,12 +36,13 @@ struct StatusSnapshotTests {
         #expect(Self.lies(snapshot.json, within: published))
     }
 
-    /// The frame's room is the last document's size and a little more, not a guess per target.
+    /// The frame's room is the last document's size and a quarter more (a link-down's document is
+    /// larger than the one before it), not a guess per target.
     @Test func aFrameIsReservedFromTheLastDocumentsSize() {
         let status = Self.status(sequence: 9, state: .reachable)
         let frame = EventFrame.status(status, expectedSize: 100_000)
         #expect(frame.bytes.capacity >= 100_000)
-        #expect(frame.bytes.capacity < 120_000)
+        #expect(frame.bytes.capacity < 130_000)
         #expect(Array(frame.document) == status.jsonBytes())
     }
 }

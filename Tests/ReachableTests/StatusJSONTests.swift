@@ -146,6 +146,43 @@ import Testing
         #expect(Set(object.keys) == Set(topLevel), "no field more or less")
     }
 
+    /// One of a fleet's targets: every third unreachable, some with a name to escape, a few times.
+    private static func fleetTarget(_ index: Int) -> TargetStatus {
+        let address = "198.19.\(index / 250).\(index % 250)"
+        let name = index % 97 == 0 ? "quote\"\(index)" : "t\(index)"
+        let down = index % 3 == 0
+        return TargetStatus(
+            name: name, url: "http://\(address)/", state: down ? .unreachable : .reachable,
+            reason: down ? .noRoute : nil, addresses: [address],
+            since: changedAt.addingTimeInterval(Double(index % 5)))
+    }
+
+    /// A fleet's targets are written in two halves at the same time (`TwoHalves`): byte for byte
+    /// what each entry written on its own gives, joined in order — with the room reserved for it,
+    /// and with too little (every piece then grows its own buffer).
+    @Test(arguments: [nil, 100]) func aFleetsTargetsWrittenInTwoHalvesAreEachEntryInOrder(expectedSize: Int?) throws {
+        var status = Self.example()
+        status.targets = (0..<(2 * TwoHalves.worthSplitting + 1)).map(Self.fleetTarget)
+        func targetsText(_ status: ReachabilityStatus) -> Substring {
+            let text = Self.text(status)
+            let start = text.range(of: #""targets":["#)!.upperBound
+            let end = text.range(of: #"],"connectivity":{"#)!.lowerBound
+            return text[start..<end]
+        }
+        let pieces = status.targets.map { target in
+            var alone = status
+            alone.targets = [target]
+            return String(targetsText(alone))
+        }
+        let whole = String(decoding: status.jsonBytes(expectedSize: expectedSize), as: UTF8.self)
+        var empty = status
+        empty.targets = []
+        let expected = Self.text(empty).replacingOccurrences(
+            of: #""targets":[]"#, with: #""targets":["# + pieces.joined(separator: ",") + "]")
+        #expect(whole == expected)
+        #expect(try ReachabilityStatus(jsonBytes: Array(whole.utf8)) == status)
+    }
+
     @Test func roundTripsThroughJSONDecoder() throws {
         let status = Self.example()
         let decoded = try ReachabilityStatus(jsonBytes: status.jsonBytes())

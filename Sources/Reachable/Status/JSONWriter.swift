@@ -90,6 +90,38 @@ public final class JSONWriter {
         needsComma = true
     }
 
+    /// `array(_:_:)`, each element written by `body` to the writer it is given: a large array in
+    /// two halves at the same time (`TwoHalves`), the second into a writer of its own whose bytes
+    /// are then copied in after the first's. A link-down's 10,000 targets were 12 ms of one core.
+    public func arrayInTwoHalves<Element>(_ elements: [Element], _ body: (JSONWriter, Element) -> Void) {
+        guard TwoHalves.splits(elements.count) else { return array(elements) { body(self, $0) } }
+        let middle = elements.count / 2
+        // About what the second half will take: half the room left (`bytes(capacity:)` reserved
+        // about the whole document).
+        let second = JSONWriter(capacity: (capacity - count) / 2)
+        put(UInt8(ascii: "["))
+        needsComma = false
+        TwoHalves.together(
+            { self.elements(elements[..<middle], body) },
+            {
+                PopulatedMemory.populate(UnsafeMutableRawPointer(second.base), count: second.capacity)
+                second.elements(elements[middle...], body)
+            })
+        put(UInt8(ascii: ","))
+        copy(UnsafeBufferPointer(start: second.base, count: second.count))
+        put(UInt8(ascii: "]"))
+        needsComma = true
+    }
+
+    /// The elements of an array, comma-separated, without its brackets.
+    private func elements<Element>(_ elements: ArraySlice<Element>, _ body: (JSONWriter, Element) -> Void) {
+        for index in elements.indices {
+            if needsComma { put(UInt8(ascii: ",")) }
+            body(self, elements[index])
+            needsComma = true
+        }
+    }
+
     public func field(_ name: String, _ value: () -> Void) {
         if needsComma { put(UInt8(ascii: ",")) }
         string(name)
