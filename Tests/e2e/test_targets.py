@@ -7,12 +7,13 @@ about one timeout, names that follow a rewritten resolv.conf.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 
 import pytest
 
-from conftest import ISO8601_MS_Z, SSEClient
+from conftest import ISO8601_MS_Z, SSEClient, http
 from reachd_process import free_port, reachd_binary
 from world import (CLOSE, GARBAGE, HANG, NO_CONTENT, NOT_FOUND, OK, UNAVAILABLE, Big, Delayed, Trickle,  # noqa: F401
                    ip_sort_key, is_state, reachd_in, redirect, settled, status, target_args, target_of,
@@ -410,6 +411,44 @@ def test_link_down_every_target_no_route_at_once(world, reachd_in):
         assert time.monotonic() - t0 < 15
         assert target_of(back.doc, "tcp")["interface"] == world.link
     wait_target(server, "failing", is_state("unreachable", "refused"), timeout=10)
+
+
+def probes_so_far(server) -> dict[str, float]:
+    """Each target's probes so far: `reachd_target_probe_duration_seconds_count` by target."""
+    response = http(server.port, "GET", "/metrics", ns=server.netns)
+    assert response.status == 200, response
+    return {name: float(count) for name, count in re.findall(
+        r'^reachd_target_probe_duration_seconds_count\{target="([^"]*)"\} (\S+)$', response.body.decode(), re.M)}
+
+
+def test_a_target_the_link_down_left_without_a_route_is_not_probed_for_it(world, reachd_in):
+    """After a batch every target is probed again at once, but not one the batch left without a
+    route to every address it had: the batch's document already says `no-route`, and its probe
+    would ask the kernel only that and send nothing (docs/probes.md; at 10,000 targets those
+    probes ran while the link-down's document was being made). A local target is still probed at
+    once, and the remote one is again once its route is back (the interval is 30 s)."""
+    web = world.server()
+    local = world.local_server()
+    targets = {"remote": f"tcp://db.test:{web.port}", "local": f"tcp://127.0.0.1:{local.port}"}
+    server = reachd_in(world, *target_args(targets), "--target-interval", "30")
+    wait_status(server, all_settled(targets), timeout=8)
+    time.sleep(0.5)
+    before = probes_so_far(server)
+    assert before["remote"] >= 1 and before["local"] >= 1, before
+    world.link_down()
+    wait_target(server, "remote", is_state("unreachable", "no-route"), timeout=5)
+    deadline = time.monotonic() + 5
+    while probes_so_far(server)["local"] <= before["local"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # any probe of the remote target would be over by now: nothing to send
+    after = probes_so_far(server)
+    assert after["local"] > before["local"], f"the local target was not probed again at once: {before} → {after}"
+    assert after["remote"] == before["remote"], f"the remote target was probed for its link-down: {before} → {after}"
+    assert target_of(status(server), "local")["state"] == "reachable"
+
+    world.link_up()
+    wait_target(server, "remote", is_state("reachable"), timeout=5)
+    assert probes_so_far(server)["remote"] > before["remote"]
 
 
 def test_route_lost_while_probes_are_in_flight(world, reachd_in):

@@ -36,6 +36,9 @@ struct ProbeRuns: Sendable, Equatable {
         return true
     }
 
+    /// No run under way.
+    var isIdle: Bool { inFlight == 0 }
+
     /// Whether a run still under way is the newest (a part of its result may count already).
     func isNewest(_ generation: Int) -> Bool {
         generation == newest

@@ -8,7 +8,8 @@ import Synchronization
 /// awaiting; the monitor publishes only real changes, so steady probing makes no events.
 ///
 /// When a batch takes the route to a target family's last known addresses, the route gate marks
-/// it `no-route` in the very document that publishes the batch (see `RouteGate`).
+/// it `no-route` in the very document that publishes the batch (see `RouteGate`); a target whose
+/// every address it took is not probed again for that batch (`ProbeScheduler.AnsweredByChange`).
 final class TargetProber: Sendable {
     /// The targets' books. Taken briefly by the engine thread (recording a result) and by the
     /// netlink thread (the route gate), each holding it around the monitor's update (lock order
@@ -76,6 +77,15 @@ final class TargetProber: Sendable {
                 // A family judged failed for its lookup alone is a failed probe (reason dns) too.
                 if applied { for _ in 0..<failedLookups { events.targetProbed(name, result.duration, .dns) } }
                 return applied ? delay : nil
+            },
+            answeredByChange: { item in
+                // Its run would take the batch's verdicts (`RouteChecker`) and record `no-route`
+                // again, which the route gate has already put in the document; not a probe.
+                books.withLock { books in
+                    guard routes.isUnroutableSinceBatch(all: books[item].addresses, via: books[item].spec.egress)
+                    else { return nil }
+                    return books[item].nextDelay(evaluator: evaluator, interval: interval)
+                }
             })
         monitor.addRouteGate(
             RouteGate(

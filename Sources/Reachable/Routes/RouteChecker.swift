@@ -58,6 +58,12 @@ public final class RouteChecker: Sendable {
         }
     }
 
+    /// Whether the last batch found every one of `addresses` via `egress` without a usable route
+    /// and no batch came since: a probe of them now would ask only that, and send nothing.
+    package func isUnroutableSinceBatch(all addresses: [IPAddress], via egress: Egress) -> Bool {
+        !addresses.isEmpty && addresses.allSatisfy { isUnroutableSinceBatch(RouteQuestion($0, via: egress)) }
+    }
+
     /// The source address a probe of `family` pinned to `egress` binds to (the interface's
     /// preferred one, so that policy routing by source applies); `nil` for the kernel's choice.
     public func source(of family: AddressFamily, via egress: Egress) -> IPAddress? {
