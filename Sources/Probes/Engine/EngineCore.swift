@@ -264,6 +264,12 @@ final class EngineCore: @unchecked Sendable {
         }
     }
 
+    /// Whether `key` has a timer set and not yet run (on the engine thread only; a timer still
+    /// in the inbox is not counted).
+    func hasTimer(_ key: EngineTimerKey) -> Bool {
+        keyedTimers[key] != nil
+    }
+
     /// When the next timer is due (a replaced one may wake the loop once for nothing).
     private var timersDueFrom: ContinuousClock.Instant? { deadlines.min?.deadline }
 

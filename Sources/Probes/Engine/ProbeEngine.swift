@@ -116,6 +116,13 @@ public final class ProbeEngine: Sendable {
         core.submit(.schedule(key: key, at: deadline))
     }
 
+    /// Whether `key` has a timer set and not yet run. On the engine thread only (its timers are
+    /// the thread's); a `schedule` not yet taken from the inbox is not counted.
+    func hasTimer(_ key: EngineTimerKey) -> Bool {
+        assert(isEngineThread, "the engine's timers are confined to its thread")
+        return core.hasTimer(key)
+    }
+
     /// What the keyed timers of `source` call, with their item: one handler for all of a source's
     /// timers, so that a timer is a number, not a closure (set before the first `schedule`, which
     /// arrives after it; a later handler replaces it).

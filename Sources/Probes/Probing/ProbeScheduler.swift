@@ -32,10 +32,9 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
     /// the delay until the item's next run, or `nil` when the result was dropped (a batch came
     /// since: its fresh run is already queued). The delay of a part is not used.
     typealias Record = (_ item: Int, _ result: Result, _ epoch: UInt64, _ isLast: Bool) -> Duration?
-    /// Whether the network change itself answered an item (its run would ask only what the
-    /// change's route gate just asked, and send nothing): the delay until its next run, or `nil`
-    /// to run it now.
-    typealias AnsweredByChange = (_ item: Int) -> Duration?
+    /// The items a network change answered itself (their runs would ask only what the change's
+    /// route gate just asked, and send nothing), by item; asked once per such round.
+    typealias AnsweredByChange = () -> [Bool]
 
     let engine: ProbeEngine
     private let monitor: NetworkMonitor
@@ -124,16 +123,16 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         firstOfThisSize = generations + 1
     }
 
-    /// Begins every item's run. After a network change an item the change answered is not run:
-    /// its next run is put where its run's own result would have put it. Only an item with no run
-    /// under way or waiting: a run begun before the change is dropped when it ends (`ProbeRuns`,
-    /// `NetworkMonitor.update(ifEpoch:)`) and schedules nothing, so the item's fresh run must follow.
+    /// Begins every item's run. After a network change an item the change answered is left to
+    /// its pending timer — only when it has one, and no run under way or waiting: a run begun
+    /// before the change is dropped when it ends (`ProbeRuns`, `NetworkMonitor.update(ifEpoch:)`)
+    /// and sets no timer, so such an item must run now or never again.
     private func beginAll(afterNetworkChange: Bool = false) {
+        let answered = afterNetworkChange ? answeredByChange?() ?? [] : []
         for item in runs.indices {
-            if afterNetworkChange, let answeredByChange, runs[item].isIdle, !isWaiting[item],
-                let delay = answeredByChange(item)
+            if item < answered.count, answered[item], runs[item].isIdle, !isWaiting[item],
+                engine.hasTimer(EngineTimerKey(timerSource, item: item))
             {
-                engine.schedule(key: EngineTimerKey(timerSource, item: item), at: .now + delay)
                 continue
             }
             begin(item, inRound: true)

@@ -78,13 +78,16 @@ final class TargetProber: Sendable {
                 if applied { for _ in 0..<failedLookups { events.targetProbed(name, result.duration, .dns) } }
                 return applied ? delay : nil
             },
-            answeredByChange: { item in
-                // Its run would take the batch's verdicts (`RouteChecker`) and record `no-route`
-                // again, which the route gate has already put in the document; not a probe.
-                books.withLock { books in
-                    guard routes.isUnroutableSinceBatch(all: books[item].addresses, via: books[item].spec.egress)
-                    else { return nil }
-                    return books[item].nextDelay(evaluator: evaluator, interval: interval)
+            answeredByChange: {
+                // A run of such a target would take the batch's verdicts (`RouteChecker`) and
+                // record `no-route` again, which the route gate has already put in the document.
+                guard let unroutable = routes.unroutableSinceBatch else { return [] }
+                return books.withLock { books in
+                    books.indices.map { index in
+                        let egress = books[index].spec.egress
+                        return !books[index].addresses.isEmpty
+                            && books[index].addresses.allSatisfy { unroutable.contains(RouteQuestion($0, via: egress)) }
+                    }
                 }
             })
         monitor.addRouteGate(

@@ -48,20 +48,20 @@ public final class RouteChecker: Sendable {
     /// question when the batch was judged, and its routes are as they were then. A question the
     /// batch found routable is asked again: the probe needs the route's interface and source.
     private func isUnroutableSinceBatch(_ question: RouteQuestion) -> Bool {
+        unroutableSinceBatch?.contains(question) == true
+    }
+
+    /// The questions the last batch found without a usable route, while no batch came since
+    /// (`nil` otherwise): made once per batch, shared by every probe that asks.
+    package var unroutableSinceBatch: Set<RouteQuestion>? {
         guard let batch = monitor.unroutableSinceBatch else {
             knownUnroutable.withLock { $0 = nil }
-            return false
+            return nil
         }
         return knownUnroutable.withLock { known in
             if known?.epoch != batch.epoch { known = (batch.epoch, batch.verdicts.unroutableQuestions) }
-            return known?.questions.contains(question) == true
+            return known?.questions
         }
-    }
-
-    /// Whether the last batch found every one of `addresses` via `egress` without a usable route
-    /// and no batch came since: a probe of them now would ask only that, and send nothing.
-    package func isUnroutableSinceBatch(all addresses: [IPAddress], via egress: Egress) -> Bool {
-        !addresses.isEmpty && addresses.allSatisfy { isUnroutableSinceBatch(RouteQuestion($0, via: egress)) }
     }
 
     /// The source address a probe of `family` pinned to `egress` binds to (the interface's
