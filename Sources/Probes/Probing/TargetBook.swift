@@ -263,9 +263,13 @@ extension [TargetBook] {
                         }
                     }
                 }
-                TwoHalves.together(
-                    { judge(0..<middle, askedBefore: 0, unjudged: &unjudgedFirst) },
-                    { judge(middle..<books.count, askedBefore: askedBeforeMiddle, unjudged: &unjudgedSecond) })
+                if middle == books.count {
+                    judge(0..<middle, askedBefore: 0, unjudged: &unjudgedFirst)
+                } else {
+                    TwoHalves.together(
+                        { judge(0..<middle, askedBefore: 0, unjudged: &unjudgedFirst) },
+                        { judge(middle..<books.count, askedBefore: askedBeforeMiddle, unjudged: &unjudgedSecond) })
+                }
                 initialized = books.count
             }
         }
