@@ -76,9 +76,11 @@ let package = Package(
         // libcurl and c-ares, loaded with dlopen on first use (a reachd without probes pays
         // nothing for them); only the loader is C. See its header for why.
         .target(name: "CProbeLibraries"),
+        // Where `TwoHalves`' second thread starts: the cpu_set_t macros are C only.
+        .target(name: "CThreads"),
         .target(
             name: "Reachable",
-            dependencies: ["CMnl", "CEventFD"],
+            dependencies: ["CMnl", "CEventFD", "CThreads"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -154,7 +156,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReachableTests",
-            dependencies: ["Reachable", "CMnl"],
+            dependencies: ["Reachable", "CMnl", "CThreads"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

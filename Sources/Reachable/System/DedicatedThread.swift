@@ -1,3 +1,4 @@
+import CThreads
 import Glibc
 import Synchronization
 
@@ -14,15 +15,28 @@ package final class DedicatedThread: Sendable {
 
     private let state: Mutex<State>
 
-    package init(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
+    /// - Parameters:
+    ///   - elsewhere: the thread starts on a core other than the one the caller runs on now
+    ///     (where there is another), then may run on any: for work done beside the caller's own
+    ///     (`TwoHalves`). Left to the kernel, such a thread was often put on the caller's core and
+    ///     ran only once the caller waited for it, the other core idle meanwhile (perf, 2 cores:
+    ///     3 link-downs in 8); kept off the caller's core for good, it waited there for the probe
+    ///     engine while the caller's core stood idle.
+    ///   - startedOn: the core it started on, set before `body` runs (for the tests).
+    package init(
+        elsewhere: Bool = false, startedOn: UnsafeMutablePointer<Int32>? = nil,
+        _ body: @escaping @Sendable () -> Void
+    ) throws(SystemError) {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { context in
-                Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
-                return nil
-            }, context)
+        let start: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { context in
+            Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
+            return nil
+        }
+        let created =
+            elsewhere
+            ? reachd_thread_create_elsewhere(&thread, start, context, startedOn)
+            : pthread_create(&thread, nil, start, context)
         guard created == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
             throw SystemError("pthread_create", code: created)

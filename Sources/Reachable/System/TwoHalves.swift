@@ -17,15 +17,15 @@ package enum TwoHalves {
         count >= worthSplitting && cores > 1
     }
 
-    /// `first` on the calling thread and `second` on a thread of its own, at the same time;
-    /// returns when both have. Both on the caller, `first` then `second`, when a thread cannot be
+    /// `first` on the calling thread and `second` on a thread of its own, on another core, at the
+    /// same time; returns when both have. Both on the caller, `first` then `second`, when a thread cannot be
     /// made.
     package static func together(_ first: () -> Void, _ second: () -> Void) {
         withoutActuallyEscaping(second) { second in
             let lent = Lent(run: second)
             // pthread_create and pthread_join, not a dispatch queue: what the thread wrote is then
             // ordered before the caller reads it in a way ThreadSanitizer sees too.
-            guard let thread = try? DedicatedThread({ lent.run() }) else {
+            guard let thread = try? DedicatedThread(elsewhere: true, { lent.run() }) else {
                 first()
                 second()
                 return
