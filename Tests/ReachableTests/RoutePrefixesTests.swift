@@ -32,6 +32,50 @@ import Testing
         #expect(group("2001:db9::1") != group("10.0.0.1"), "families never share a group")
     }
 
+    /// A table with hundreds of prefixes of one length (every bit of the quick filter taken) and
+    /// a few of others: two addresses share a group exactly when their longest containing
+    /// prefix, found by trying every prefix, is the same — in both families.
+    @Test func aLargeTableGroupsAsTheLongestContainingPrefixFoundByHand() {
+        var seed: UInt64 = 0x2545_F491_4F6C_DD1D
+        func next() -> UInt64 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return seed >> 33
+        }
+        var routes: [(String, Int)] = [("0.0.0.0", 0), ("198.18.0.0", 15), ("::", 0), ("2001:db8::", 32)]
+        for _ in 0..<300 { routes.append(("198.\(18 + next() % 2).\(next() % 256).0", 24)) }
+        for _ in 0..<40 { routes.append(("198.\(18 + next() % 2).\(next() % 256).\(next() % 256)", 32)) }
+        for _ in 0..<200 { routes.append(("2001:db8:\(String(next() % 0x1_0000, radix: 16))::", 48)) }
+        let table = prefixes(routes)
+        let parsed = routes.map { (IPAddress($0.0)!, $0.1) }
+        // Every prefix by its family, length and bits: the longest containing one is found by
+        // trying each length, longest first, against all of them.
+        let known = Set(parsed.map { "\($0.0.isIPv6) \($0.1) \(Self.bits(of: $0.0, $0.1))" })
+        let lengths = Set(parsed.map(\.1)).sorted(by: >)
+        func longest(_ address: IPAddress) -> String? {
+            lengths.lazy.map { "\(address.isIPv6) \($0) \(Self.bits(of: address, $0))" }.first(where: known.contains)
+        }
+        var addresses: [IPAddress] = []
+        for _ in 0..<500 {
+            addresses.append(IPAddress("198.\(18 + next() % 2).\(next() % 256).\(next() % 256)")!)
+            addresses.append(IPAddress("2001:db8:\(String(next() % 0x1_0000, radix: 16))::\(next() % 9)")!)
+        }
+        // Each route's own address too: its group must be its own prefix (or a longer one).
+        addresses += parsed.map(\.0)
+        addresses += [IPAddress("10.0.0.1")!, IPAddress("fd00::1")!]
+        for (a, b) in Array(zip(addresses, addresses.dropFirst(2))) + Array(zip(addresses, addresses.dropFirst(3))) {
+            let expected = longest(a) == longest(b)
+            #expect((table.group(of: a) == table.group(of: b)) == expected, "\(a) and \(b)")
+        }
+    }
+
+    /// The first `length` bits of `address`.
+    private static func bits(of address: IPAddress, _ length: Int) -> [UInt8] {
+        address.bytes.enumerated().map { index, byte in
+            let kept = min(8, max(0, length - index * 8))
+            return kept == 0 ? 0 : byte & ~UInt8(0) << (8 - kept)
+        }
+    }
+
     /// No prefix at all (every route gone at a link-down): one group per family.
     @Test func addressesNoPrefixContainsShareOneGroupPerFamily() {
         let table = prefixes([("198.18.7.0", 24)])
