@@ -225,6 +225,35 @@ import Testing
         #expect(judged.unjudged == keep.sorted())
         #expect(books.map(\.status) == expected)
         #expect(expected.filter { $0.reason == .noRoute }.count == count - keep.count)
+        // Marked in both halves: every book whose every address was found without a route.
+        #expect(
+            books.indices.filter { books[$0].unroutableAtLastJudgement } == books.indices.filter { !keep.contains($0) })
+    }
+
+    /// The judgement marks a book only when the batch found every one of its addresses without a
+    /// route (`ProbeScheduler.AnsweredByChange` then leaves it to its timer): one routable
+    /// address of either family, or no address at all, leaves it unmarked; new addresses clear it.
+    @Test func aBookIsMarkedAnsweredOnlyWhenEveryAddressHasNoRoute() throws {
+        var books = try (1...4).map { try Self.book("tcp://198.18.1.\($0):5432") }
+        books[1].record(
+            Self.resolved([Self.family(books[1].addresses[0], nil), Self.family(Self.v6, nil)]), evaluator: evaluator,
+            at: Self.at(1))
+        books[2].record(
+            Self.resolved([Self.family(books[2].addresses[0], nil), Self.family(Self.v6, nil)]), evaluator: evaluator,
+            at: Self.at(1))
+        books.append(try Self.book())  // a name never resolved: no address
+        let questions = books.routeQuestions
+        // Book 0: its one address gone; book 1: both gone; book 2: IPv6 still routable; book 3: routable.
+        let unroutable = [true, true, true, true, false, false]
+        #expect(questions.count == unroutable.count)
+        _ = books.routesGone(
+            RouteVerdicts(questions: questions, unroutable: unroutable), evaluator: evaluator, at: Self.at(2))
+        #expect(books.map(\.unroutableAtLastJudgement) == [true, true, false, false, false])
+        // A probe that finds the first book at another address: the batch said nothing of it.
+        books[0].record(
+            Self.resolved([Self.family(IPAddress("198.18.9.9")!, nil)]), evaluator: evaluator, at: Self.at(3))
+        #expect(!books[0].unroutableAtLastJudgement)
+        #expect(books[1].unroutableAtLastJudgement)
     }
 
     /// Verdicts asked before a book's addresses changed (a probe recorded between the questions

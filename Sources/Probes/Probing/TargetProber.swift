@@ -81,14 +81,9 @@ final class TargetProber: Sendable {
             answeredByChange: {
                 // A run of such a target would take the batch's verdicts (`RouteChecker`) and
                 // record `no-route` again, which the route gate has already put in the document.
-                guard let unroutable = routes.unroutableSinceBatch else { return [] }
-                return books.withLock { books in
-                    books.indices.map { index in
-                        let egress = books[index].spec.egress
-                        return !books[index].addresses.isEmpty
-                            && books[index].addresses.allSatisfy { unroutable.contains(RouteQuestion($0, via: egress)) }
-                    }
-                }
+                // The gate's marks count while no batch came since its document.
+                guard monitor.unroutableSinceBatch != nil else { return [] }
+                return books.withLock { books in books.indices.map { books[$0].unroutableAtLastJudgement } }
             })
         monitor.addRouteGate(
             RouteGate(
@@ -97,7 +92,13 @@ final class TargetProber: Sendable {
                 },
                 judge: { verdicts, _, now, publish in
                     books.withLock { books in
-                        guard !verdicts.isEmpty else { return publish { _ in } }
+                        guard !verdicts.isEmpty else {
+                            // No target lost its route: none is left marked by an older batch.
+                            for index in books.indices where books[index].unroutableAtLastJudgement {
+                                books[index].unroutableAtLastJudgement = false
+                            }
+                            return publish { _ in }
+                        }
                         let judged = books.routesGone(verdicts, evaluator: evaluator, at: now)
                         // By place, not by name: a link down at 10,000 targets is one pass over them
                         // (a search per target made the fleet bench's link-down 240 ms at 1,000).
