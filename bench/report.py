@@ -590,7 +590,7 @@ def _fleet_detail(r: dict) -> str:
         return ""
     idle = fl["idle_rss_kib"]
     out = ["| targets | tool (order) | CPU per probe | ÷ at the smallest size | CPU, % of a core | wake-ups per probe | "
-           "RSS at the window's end (threads) | KiB per target (marginal) | probes seen / due | targets ok at the end | "
+           "RSS at the window's end (threads) | KiB per target (marginal); anonymous only | probes seen / due | targets ok at the end | "
            "nginx CPU | scraper CPU, RSS | anything else on the machine |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in fl["rows"]:
@@ -607,11 +607,14 @@ def _fleet_detail(r: dict) -> str:
                 f"{num(t.get('flatness'), '{:.2f}')} | {t['cpu_pct']:.2f} | {num(t['wakeups_per_probe'], '{:.2f}')} | "
                 f"{mib(t['rss_end_kib'])} ({t['threads']}) | {t['kib_per_target']:.2f}"
                 + (f" ({t['kib_per_target_marginal']:.2f})" if "kib_per_target_marginal" in t else "")
+                + (f"; {t['kib_per_target_anon']:.2f}" if "kib_per_target_anon" in t else "")
                 + f" | {t['probes']:,} / {t['probes_expected']:,.0f} | {num(ok)} | {t['nginx_cpu_pct']:.2f} % | "
                 + (f"{t['scraper']} {t['scraper_cpu_pct']:.2f} %, {mib(t['scraper_rss_kib'])}" if "scraper" in t
                    else "—") + f" | {t['else_cpu_pct']:.0f} % |")
     out += ["", f"Idle RSS, what RSS per target is over: reachd {mib(idle['reachd'])} (no targets: libcurl and c-ares "
-            f"not loaded), blackbox_exporter {mib(idle['blackbox'])} (started, never scraped). `icmp://`: reachd sends "
+            f"not loaded), blackbox_exporter {mib(idle['blackbox'])} (started, never scraped). Anonymous memory only "
+            f"(`RssAnon`, after the semicolon): the same without the pages of code and libraries, which reachd maps "
+            f"on its first probe, once. `icmp://`: reachd sends "
             f"`--icmp-count` {fl['icmp_count']} small echoes and one full-size echo per probe, blackbox_exporter one "
             f"echo; a probe is counted as that many echo requests received. Targets ok: reachd's targets `reachable`, "
             f"blackbox_exporter's whose last probe succeeded (`probe_success 1`)."]

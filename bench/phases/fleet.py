@@ -281,13 +281,15 @@ def wait_round_end(world: FleetWorld, kind: str, timeout: float) -> float | None
 
 
 def idle_rss(ctx: dict, world: FleetWorld) -> dict:
-    """Each tool's RSS with nothing to probe, 2 s after it answers: what RSS per target is over."""
-    out = {}
+    """Each tool's RSS with nothing to probe, 2 s after it answers: what RSS per target is over;
+    under `anon`, the anonymous part of it alone (`RssAnon`: no file-backed pages of code)."""
+    out = {"anon": {}}
     server = Reachd(ctx["reachd"], world.ns, ctx["workdir"], heartbeat=3600, log_name="reachd-fleet-idle")
     try:
         server.wait_ready(timeout=30)
         time.sleep(2)
         out["reachd"] = nsutil.status_kib(server.pid)
+        out["anon"]["reachd"] = nsutil.status_kib(server.pid, "RssAnon")
     finally:
         server.stop()
     box = Blackbox(world.ns, ctx["workdir"], "idle")
@@ -295,6 +297,7 @@ def idle_rss(ctx: dict, world: FleetWorld) -> dict:
         box.wait_ready()
         time.sleep(2)
         out["blackbox"] = nsutil.status_kib(box.pid)
+        out["anon"]["blackbox"] = nsutil.status_kib(box.pid, "RssAnon")
     finally:
         box.stop()
     return out
@@ -327,6 +330,7 @@ def measure(world: FleetWorld, kind: str, count: int, window: float, pid: int, e
         "cpu_us_per_probe": 1e6 * cpu_s / probes if probes > 0 else None,
         "wakeups_per_probe": wakeups / probes if probes > 0 else None,
         "rss_kib": rss, "rss_end_kib": nsutil.status_kib(pid), "hwm_kib": nsutil.status_kib(pid, "VmHWM"),
+        "rss_anon_end_kib": nsutil.status_kib(pid, "RssAnon"),
         "threads": len(os.listdir(f"/proc/{pid}/task")), "threads_active": len(per_thread),
         "others_cpu_pct": [100 * sum(t["cpu_ms"] for t in sampled[p].values()) / 1e3 / wall for p in extra_pids],
         "far_side": {k: after[k] - before[k] for k in after if after[k] is not None and before[k] is not None},
@@ -459,6 +463,9 @@ def phase_fleet(ctx: dict, cfg: dict, budget: Budget) -> dict:
                 t = row[tool]
                 if "rss_end_kib" in t:
                     t["kib_per_target"] = (t["rss_end_kib"] - idle[tool]) / count
+                    # Without the pages of code and libraries a tool maps on its first probe
+                    # (reachd loads libcurl and c-ares then: several MiB, once).
+                    t["kib_per_target_anon"] = (t["rss_anon_end_kib"] - idle["anon"][tool]) / count
             r, b = row["reachd"].get("cpu_us_per_probe"), row["blackbox"].get("cpu_us_per_probe")
             row["cpu_ratio"] = r / b if r is not None and b else None
             out["rows"].append(row)
