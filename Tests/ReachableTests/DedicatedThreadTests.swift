@@ -32,23 +32,27 @@ import Testing
     }
 
     @Test func aThreadMadeElsewhereByAMakerHeldToOneCoreRunsThere() throws {
-        // Nowhere else to go: the thread is still made, and runs its work on the maker's core.
-        let result = Mutex<(Int32, Int32)?>(nil)
+        // Nowhere else to go: the thread is still made (as usual: nothing recorded where it
+        // started), and runs its work on the maker's one core.
+        let result = Mutex<(here: Int32, startedOn: Int32, ranOn: Int32)?>(nil)
         let maker = try DedicatedThread {
             let here = reachd_thread_hold_to_this_core()
             guard here >= 0 else { return }
             let startedOn = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
             defer { startedOn.deallocate() }
             startedOn.pointee = -1
-            guard let inner = try? DedicatedThread(elsewhere: true, startedOn: startedOn, {}) else { return }
+            let ranOn = Mutex<Int32>(-1)
+            guard
+                let inner = try? DedicatedThread(
+                    elsewhere: true, startedOn: startedOn, { ranOn.withLock { $0 = reachd_thread_core() } })
+            else { return }
             inner.join()
-            result.withLock { $0 = (here, startedOn.pointee) }
+            result.withLock { $0 = (here, startedOn.pointee, ranOn.withLock { $0 }) }
         }
         maker.join()
-        let (here, ran) = try #require(result.withLock { $0 })
-        // Made with pthread_create alone: nothing recorded where it started, and it ran on the one core.
-        #expect(ran == -1)
-        #expect(here >= 0)
+        let seen = try #require(result.withLock { $0 })
+        #expect(seen.startedOn == -1)
+        #expect(seen.ranOn == seen.here)
     }
 
     @Test func aThreadMadeAsUsualRunsItsWork() throws {

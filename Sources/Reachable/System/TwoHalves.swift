@@ -18,8 +18,8 @@ package enum TwoHalves {
     }
 
     /// `first` on the calling thread and `second` on a thread of its own, on another core, at the
-    /// same time; returns when both have. Both on the caller, `first` then `second`, when a thread cannot be
-    /// made.
+    /// same time; returns when both have. Both on the caller, `first` then `second`, when a thread
+    /// cannot be made.
     package static func together(_ first: () -> Void, _ second: () -> Void) {
         withoutActuallyEscaping(second) { second in
             let lent = Lent(run: second)
