@@ -23,18 +23,18 @@ struct TargetBook: Sendable {
             unroutableAtLastJudgement = false
         }
     }
-    /// Whether the route gate's last judgement found every one of `addresses` without a usable
-    /// route (false once they change): a run after that batch would only take those verdicts and
-    /// record `no-route` again (`ProbeScheduler.AnsweredByChange`). Marked while judging, so the
-    /// engine reads one flag a target instead of asking each address again (a set of 10,000
-    /// route questions made and searched on the engine thread: 3 ms of a link-down's CPU).
-    var unroutableAtLastJudgement = false
     /// `addresses` as the document writes them, made once per change of them (the document's entry
     /// shares the array): a link-down at 10,000 targets formatted every address again.
     private var addressTexts: [String]
     private var families = PerFamily<Family>()
     /// The evaluation while no family has addresses (never resolved, or the name stopped resolving).
     private var unresolved: TargetEvaluation
+    /// Whether the route gate's last judgement found every one of `addresses` without a usable
+    /// route (false once they change): a run after that batch would only take those verdicts and
+    /// record `no-route` again (`ProbeScheduler.AnsweredByChange`). Marked while judging, so the
+    /// engine reads one flag a target instead of asking each address again (a set of 10,000
+    /// route questions made and searched on the engine thread: 3 ms of a link-down's CPU).
+    var unroutableAtLastJudgement = false  // beside `overall.state`: no padding of its own
     /// The document entry's overall state as last derived, and since when: all of the entry that
     /// is not made from the rest (`status` makes the entry when asked; a copy of it kept here was
     /// 233 bytes a target, and copied again at every judgement).

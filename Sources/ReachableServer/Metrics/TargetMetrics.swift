@@ -43,7 +43,7 @@ final class TargetMetrics: Sendable {
     func recordProbe(target: String, duration: Duration, failure: ProbeFailureReason?) {
         byName.withLock { known in
             known.modify(target, make: { _ in TargetSeries() }) { series in
-                series.duration.record(duration)
+                series.duration.record(duration, bounds: TargetSeries.probeBuckets)
                 if let failure, let index = TargetSeries.reasons.firstIndex(of: failure) {
                     series.failures.count(at: index)
                 }
@@ -60,10 +60,10 @@ final class TargetMetrics: Sendable {
         byName.withLock { known in
             known.modify(target, make: { _ in TargetSeries() }) { series in
                 series.modify(family) { quality in
-                    if quality.roundTrips == nil {
-                        quality.roundTrips = DurationCounts(bounds: TargetSeries.roundTripBuckets)
+                    if quality.roundTrips == nil { quality.roundTrips = RoundTripCounts() }
+                    for roundTrip in roundTrips {
+                        quality.roundTrips!.record(roundTrip, bounds: TargetSeries.roundTripBuckets)
                     }
-                    for roundTrip in roundTrips { quality.roundTrips!.record(roundTrip) }
                     if echoesSent > 0 || quality.echoes != nil {
                         let echoes = quality.echoes ?? (0, 0)
                         quality.echoes = (echoes.sent + echoesSent, echoes.received + echoesAnswered)
@@ -205,8 +205,9 @@ private struct ExpositionLines {
     }
 
     /// A histogram's cumulative buckets, `+Inf`, `_sum` and `_count`.
-    mutating func histogram(
-        _ name: String, target: String, family: AddressFamily? = nil, _ counts: DurationCounts, _ bounds: [String]
+    mutating func histogram<let bucketCount: Int>(
+        _ name: String, target: String, family: AddressFamily? = nil, _ counts: DurationCounts<bucketCount>,
+        _ bounds: [String]
     ) {
         for (bound, count) in zip(bounds, counts.cumulative) {
             sample(name, suffix: "_bucket", target: target, family: family, extra: ("le", bound), value: String(count))
