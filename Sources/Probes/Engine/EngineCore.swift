@@ -67,7 +67,7 @@ final class EngineCore: @unchecked Sendable {
     /// later timer replaced. Numbers only, no closure per timer: each source's handler is called
     /// with the item (a closure per probe was a block left among the transfers under way, 10,000
     /// of them alive at 10,000 targets).
-    private var keyedTimers: [EngineTimerKey: UInt64] = [:]
+    private var keyedTimers = KeyedTimers()
     private var timerHandlers: [EngineTimerKey.Source: @Sendable (_ item: Int) -> Void] = [:]
     /// The one-shot timers' bodies, by number.
     private var oneShots: [UInt64: @Sendable () -> Void] = [:]
@@ -289,7 +289,7 @@ final class EngineCore: @unchecked Sendable {
             case .perform, .schedule, .timerHandler, .after, .resolverChanged, .watch: break
             }
         }
-        keyedTimers = [:]
+        keyedTimers = KeyedTimers()
         timerHandlers = [:]
         oneShots = [:]
         deadlines = Heap()

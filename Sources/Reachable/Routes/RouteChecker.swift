@@ -6,8 +6,8 @@ import Synchronization
 public final class RouteChecker: Sendable {
     private let requester: Mutex<NetlinkRequester>
     private let monitor: NetworkMonitor
-    /// The last batch's unroutable questions as a set, made on the first check after it.
-    private let knownUnroutable = Mutex<(epoch: UInt64, questions: Set<RouteQuestion>)?>(nil)
+    /// What this checker knows of the last batch's unroutable questions (`isUnroutableSinceBatch`).
+    private let knownUnroutable = Mutex<KnownUnroutable?>(nil)
     private let lookups = Atomic<Int>(0)
 
     /// Opens the request socket in the calling thread's network namespace (the monitor's).
@@ -48,19 +48,44 @@ public final class RouteChecker: Sendable {
     /// question when the batch was judged, and its routes are as they were then. A question the
     /// batch found routable is asked again: the probe needs the route's interface and source.
     private func isUnroutableSinceBatch(_ question: RouteQuestion) -> Bool {
-        unroutableSinceBatch?.contains(question) == true
-    }
-
-    /// The questions the last batch found without a usable route, while no batch came since
-    /// (`nil` otherwise): made once per batch, shared by every probe that asks.
-    package var unroutableSinceBatch: Set<RouteQuestion>? {
         guard let batch = monitor.unroutableSinceBatch else {
             knownUnroutable.withLock { $0 = nil }
-            return nil
+            return false
         }
         return knownUnroutable.withLock { known in
-            if known?.epoch != batch.epoch { known = (batch.epoch, batch.verdicts.unroutableQuestions) }
-            return known?.questions
+            if known?.epoch != batch.epoch { known = KnownUnroutable(epoch: batch.epoch) }
+            return known!.isUnroutable(question, in: batch.verdicts)
+        }
+    }
+
+    /// The last batch's unroutable questions, looked up by value: in its verdicts one by one at
+    /// first, then in a set made of them once it pays and the batch's document is out.
+    ///
+    /// After a link-down at 10,000 targets the batch answers almost every target's run
+    /// (`ProbeScheduler.AnsweredByChange`); the few runs begun meanwhile (those under way when it
+    /// came, timers due) check one question each. Made on the first check, the set of 10,000
+    /// took 1.5 ms of the engine thread while the document was being written, on the core the
+    /// writer's second half was waiting for (perf); reading the verdicts takes microseconds a
+    /// question. The set is made past `checksBeforeSet` checks (where it pays for itself), and
+    /// not within `settling` of the first (while the batch's document is being made).
+    private struct KnownUnroutable {
+        static let checksBeforeSet = 32
+        static let settling = Duration.milliseconds(50)
+        let epoch: UInt64
+        let firstCheck = ContinuousClock.now
+        var checks = 0
+        var questions: Set<RouteQuestion>?
+
+        init(epoch: UInt64) {
+            self.epoch = epoch
+        }
+
+        mutating func isUnroutable(_ question: RouteQuestion, in verdicts: RouteVerdicts) -> Bool {
+            checks += 1
+            if questions == nil, checks > Self.checksBeforeSet, ContinuousClock.now - firstCheck >= Self.settling {
+                questions = verdicts.unroutableQuestions
+            }
+            return questions?.contains(question) ?? verdicts.isUnroutable(question)
         }
     }
 

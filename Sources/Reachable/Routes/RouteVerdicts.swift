@@ -36,6 +36,14 @@ package struct RouteVerdicts: Sendable {
         return unroutable[index]
     }
 
+    /// Whether `question` is one of those without a usable route, looked up by reading them all:
+    /// for a few lookups, cheaper than making `unroutableQuestions`.
+    package func isUnroutable(_ question: RouteQuestion) -> Bool {
+        guard unroutableCount > 0 else { return false }
+        for (asked, gone) in zip(questions, unroutable) where gone && asked == question { return true }
+        return false
+    }
+
     /// The questions without a usable route.
     package var unroutableQuestions: Set<RouteQuestion> {
         var set = Set<RouteQuestion>(minimumCapacity: unroutableCount)
