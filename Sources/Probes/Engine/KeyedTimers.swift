@@ -4,7 +4,8 @@
 /// After a link-down the target scheduler asks whether each target has a timer pending
 /// (`ProbeScheduler.beginAll`): 10,000 dictionary lookups were a millisecond of the engine thread
 /// while the document was being written (perf), and every probe sets a timer. An array is also a
-/// fifth of the dictionary's memory (8 bytes an item, not a slot of 24 with a quarter empty).
+/// third of the dictionary's memory or less (8 bytes an item, grown by doubling, where the
+/// dictionary had a slot of 24 bytes an item with at least a quarter of them empty).
 struct KeyedTimers {
     /// A number for each item; 0: none (numbers start at 1).
     private var numbers: [[UInt64]] = [[], [], [], []]
