@@ -811,42 +811,50 @@ def log_lines(server: Reachd, message: str, timeout: float = 10) -> list[str]:
 
 def test_a_fleets_status_change_line_lists_the_targets_that_changed_and_counts_them_all():
     # 101 targets on loopback ports nobody listens on (refused); then one starts listening. Beyond
-    # 100 targets the line lists only the targets that changed, and counts every target.
-    closed = []
+    # 100 targets the line lists only the targets that changed, and counts every target. Each port
+    # is held bound, never listening, until the end: a port merely closed was free to be taken by
+    # another listener meanwhile (once in CI two such targets turned reachable beside t7).
+    held = []
     for _ in range(101):
-        probe = socket.create_server(("127.0.0.1", 0))
-        closed.append(probe.getsockname()[1])
-        probe.close()
+        probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        probe.bind(("127.0.0.1", 0))
+        held.append(probe)
+    closed = [probe.getsockname()[1] for probe in held]
     args = ["--log-format", "json", "--target-interval", "0.2"]
     for index, port in enumerate(closed):
         args += ["--target", f"t{index}=tcp://127.0.0.1:{port}"]
-    with Reachd(*args) as server:
-        def document():
-            with urllib.request.urlopen(f"{server.base}/status", timeout=5) as response:
-                return json.loads(response.read())
+    try:
+        with Reachd(*args) as server:
+            def document():
+                with urllib.request.urlopen(f"{server.base}/status", timeout=5) as response:
+                    return json.loads(response.read())
 
-        deadline = time.monotonic() + 20
-        while not all(t["state"] == "unreachable" for t in document()["targets"]):
-            assert time.monotonic() < deadline, document()
-            time.sleep(0.1)
-        listener = socket.create_server(("127.0.0.1", closed[7]))
-        try:
-            while (current := document())["targets"][7]["state"] != "reachable":
-                assert time.monotonic() < deadline, current
+            deadline = time.monotonic() + 20
+            while not all(t["state"] == "unreachable" for t in document()["targets"]):
+                assert time.monotonic() < deadline, document()
                 time.sleep(0.1)
-            lines = [json.loads(line) for line in log_lines(server, "status changed")]
-            entry = next(e for e in lines if e["sequence"] == current["sequence"])
-            assert entry["targets"] == [{"name": "t7", "state": "reachable"}], entry
-            assert entry["targetsChanged"] == 1, entry
-            assert entry["targetCounts"] == {"reachable": 1, "unreachable": 100, "unknown": 0, "degraded": 0}, entry
-            assert entry["unreachableReasons"] == {"refused": 100}, entry
-            assert entry["state"] == current["state"] and entry["sequence"] == current["sequence"], entry
-            # Every line lists the targets that changed, up to 100 of them; the counts add up.
-            for line in lines:
-                assert len(line["targets"]) == min(100, line["targetsChanged"]), line
-                assert sum(line["targetCounts"][s] for s in ("reachable", "unreachable", "unknown")) == 101, line
-        finally:
-            listener.close()
+            held[7].close()
+            listener = socket.create_server(("127.0.0.1", closed[7]))
+            try:
+                while (current := document())["targets"][7]["state"] != "reachable":
+                    assert time.monotonic() < deadline, current
+                    time.sleep(0.1)
+                lines = [json.loads(line) for line in log_lines(server, "status changed")]
+                entry = next(e for e in lines if e["sequence"] == current["sequence"])
+                assert entry["targets"] == [{"name": "t7", "state": "reachable"}], entry
+                assert entry["targetsChanged"] == 1, entry
+                assert entry["targetCounts"] == {"reachable": 1, "unreachable": 100, "unknown": 0, "degraded": 0}, entry
+                assert entry["unreachableReasons"] == {"refused": 100}, entry
+                assert entry["state"] == current["state"] and entry["sequence"] == current["sequence"], entry
+                # Every line lists the targets that changed, up to 100 of them; the counts add up.
+                for line in lines:
+                    assert len(line["targets"]) == min(100, line["targetsChanged"]), line
+                    assert sum(line["targetCounts"][s] for s in ("reachable", "unreachable", "unknown")) == 101, line
+            finally:
+                listener.close()
+    finally:
+        for probe in held:
+            probe.close()
 
 
 def test_json_logs_are_typed_with_utc_millisecond_times():
