@@ -188,11 +188,12 @@ import Testing
         #expect(few.entries.map(\.status) == [books[2].status])
     }
 
-    /// A link-down of more books than `TwoHalves.worthSplitting` is judged in two halves at the
-    /// same time: the list is every book's entry in order, as judging them one by one gives, and
-    /// the unjudged places are in order across the halves (an odd count, so the halves differ).
-    @Test func aLargeLinkDownIsJudgedInTwoHalvesAsOneByOne() throws {
-        let count = 2 * TwoHalves.worthSplitting + 1
+    /// A link-down of more books than `SharedParts.worthSharing` is judged in parts by two
+    /// threads at the same time: the list is every book's entry in order, as judging them one by
+    /// one gives, and the unjudged places are in order across the parts (an odd count, so the
+    /// parts differ in size).
+    @Test func aLargeLinkDownIsJudgedInPartsAsOneByOne() throws {
+        let count = 2 * SharedParts.worthSharing + 1
         var books = try (0..<count).map { try Self.book("tcp://198.18.\(1 + $0 / 250).\(1 + $0 % 250):5432") }
         // Every book gets its address in both families on some books, so places and books differ.
         for index in stride(from: 0, to: count, by: 7) {
@@ -225,7 +226,7 @@ import Testing
         #expect(judged.unjudged == keep.sorted())
         #expect(books.map(\.status) == expected)
         #expect(expected.filter { $0.reason == .noRoute }.count == count - keep.count)
-        // Marked in both halves: every book whose every address was found without a route.
+        // Marked in every part: every book whose every address was found without a route.
         #expect(
             books.indices.filter { books[$0].unroutableAtLastJudgement } == books.indices.filter { !keep.contains($0) })
     }

@@ -69,8 +69,8 @@ extension ReachabilityStatus {
                     }
                 }
             }
-            // A fleet's are most of the document: written in two halves at the same time.
-            json.field("targets") { json.arrayInTwoHalves(targets, Self.target) }
+            // A fleet's are most of the document: written in parts by two threads at the same time.
+            json.field("targets") { json.arrayInParts(targets, Self.target) }
             json.field("connectivity") { Self.connectivity(json, connectivity) }
             json.field("dns") {
                 json.object {

@@ -1,0 +1,82 @@
+import FoundationEssentials
+import Synchronization
+
+/// Work in numbered parts shared by two threads at the same time: the caller and a thread made
+/// for the call (joined before it returns) each take the next part nobody has taken, until none
+/// is left.
+///
+/// For the few jobs of a link-down at 10,000 targets that take milliseconds of one core each —
+/// judging every target, writing the 3.8 MB document — on the way to the one event (issue 28:
+/// ≤ 20 ms). Fixed halves, one a thread, left one core idle for 2–6 ms whenever another of
+/// reachd's threads (a second netlink batch, the probe engine) or the made thread's late start
+/// held up the other half (perf); with parts, the thread that is free takes what is left, so the
+/// wait is at most one part. A thread made and joined costs tens of microseconds, so it pays only
+/// above `worthSharing` items; with one core every part runs on the caller, in order.
+/// The parts must touch disjoint memory: nothing here guards what they share.
+package enum SharedParts {
+    /// Below this many items a job stays on one thread.
+    package static let worthSharing = 1_000
+
+    /// Items in a part at least: a part is claimed with one atomic operation and may need a
+    /// buffer of its own (`JSONWriter.arrayInParts`).
+    package static let smallestPart = 250
+
+    /// How many parts a job of `count` items is cut into: 1 (not shared) below `worthSharing`
+    /// items or with one core; else 16, fewer when parts would fall below `smallestPart`.
+    package static func parts(for count: Int) -> Int {
+        guard count >= worthSharing, cores > 1 else { return 1 }
+        return min(16, count / smallestPart)
+    }
+
+    /// The items of part `part` of `parts` in a job of `count`: consecutive, in order, sizes
+    /// differing by one at most.
+    package static func range(of part: Int, in parts: Int, count: Int) -> Range<Int> {
+        (part * count / parts)..<((part + 1) * count / parts)
+    }
+
+    /// `body` for every part in `0..<parts`, each exactly once, on the calling thread and on a
+    /// thread of its own (on another core), at the same time; returns when every part is done.
+    /// Parts are taken in increasing order; `onCaller` tells which thread runs one. Every part on
+    /// the caller, in order, when `parts` is 1 or a thread cannot be made.
+    package static func run(parts: Int, _ body: (_ part: Int, _ onCaller: Bool) -> Void) {
+        guard parts > 1 else {
+            for part in 0..<parts { body(part, true) }
+            return
+        }
+        let next = Counter()
+        withoutActuallyEscaping(body) { body in
+            let lent = Lent(body: body, next: next, parts: parts)
+            // pthread_create and pthread_join, not a dispatch queue: what the thread wrote is then
+            // ordered before the caller reads it in a way ThreadSanitizer sees too.
+            let thread = try? DedicatedThread(elsewhere: true, { lent.takeParts(onCaller: false) })
+            lent.takeParts(onCaller: true)
+            thread?.join()
+        }
+    }
+
+    /// Cores this process may run on (its CPU affinity and, in a container, its CPU quota).
+    private static let cores = ProcessInfo.processInfo.activeProcessorCount
+
+    /// The next part nobody has taken.
+    private final class Counter: Sendable {
+        let value = Atomic<Int>(0)
+    }
+
+    /// The job handed to the thread: it runs before `run` returns, so the closure outlives
+    /// neither the call nor what it captures.
+    private struct Lent: @unchecked Sendable {
+        let body: (Int, Bool) -> Void
+        let next: Counter
+        let parts: Int
+
+        func takeParts(onCaller: Bool) {
+            while true {
+                // Relaxed: the parts' memory is disjoint, and the join orders the thread's
+                // writes before the caller reads them.
+                let part = next.value.wrappingAdd(1, ordering: .relaxed).oldValue
+                guard part < parts else { return }
+                body(part, onCaller)
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import FoundationEssentials
+import Glibc
+import Reachable
+import Synchronization
+import Testing
+
+/// Work in parts shared by the caller and a thread made for the call (`SharedParts`), and the
+/// JSON array written that way (`JSONWriter.arrayInParts`).
+@Suite struct SharedPartsTests {
+    @Test func partsCoverTheItemsInOrderWithSizesWithinOne() {
+        for (count, parts) in [(1_000, 4), (2_001, 8), (10_000, 16), (10_007, 16), (3, 3)] {
+            let ranges = (0..<parts).map { SharedParts.range(of: $0, in: parts, count: count) }
+            #expect(ranges.first?.lowerBound == 0)
+            #expect(ranges.last?.upperBound == count)
+            #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
+            let sizes = ranges.map(\.count)
+            #expect(sizes.max()! - sizes.min()! <= 1)
+        }
+    }
+
+    /// A job is shared only from `worthSharing` items, with more than one core, in parts of at
+    /// least `smallestPart` and 16 at most.
+    @Test func howManyPartsAJobIsCutInto() throws {
+        #expect(SharedParts.parts(for: 0) == 1)
+        #expect(SharedParts.parts(for: SharedParts.worthSharing - 1) == 1)
+        try #require(ProcessInfo.processInfo.activeProcessorCount > 1, "needs two cores")
+        #expect(SharedParts.parts(for: SharedParts.worthSharing) == SharedParts.worthSharing / SharedParts.smallestPart)
+        #expect(SharedParts.parts(for: 10_000) == 16)
+        #expect(SharedParts.parts(for: 1_000_000) == 16)
+    }
+
+    /// Every part runs exactly once, each thread's in increasing order; while the caller is held
+    /// up in its first part, the other thread takes every part left (the point of parts: fixed
+    /// halves left that thread idle).
+    @Test func aThreadHeldUpLeavesEveryPartLeftToTheOther() {
+        let parts = 16
+        let done = Mutex<[(part: Int, onCaller: Bool)]>([])
+        SharedParts.run(parts: parts) { part, onCaller in
+            if onCaller && done.withLock({ $0.allSatisfy(\.onCaller) }) {
+                // The caller's first part waits (10 s at most) until the others are all done.
+                for _ in 0..<10_000 where done.withLock({ $0.count }) < parts - 1 { usleep(1_000) }
+            }
+            done.withLock { $0.append((part, onCaller)) }
+        }
+        let all = done.withLock { $0 }
+        #expect(all.map(\.part).sorted() == Array(0..<parts))
+        let callers = all.filter(\.onCaller).map(\.part)
+        let others = all.filter { !$0.onCaller }.map(\.part)
+        #expect(callers == callers.sorted() && others == others.sorted())
+        #expect(callers.count == 1, "the caller held up took only its first part: \(callers)")
+        #expect(others.count == parts - 1)
+    }
+
+    @Test func oneOrNoPartRunsOnTheCaller() {
+        for parts in [0, 1] {
+            let done = Mutex<[(Int, Bool)]>([])
+            SharedParts.run(parts: parts) { part, onCaller in done.withLock { $0.append((part, onCaller)) } }
+            #expect(done.withLock { $0.map(\.0) } == Array(0..<parts))
+            #expect(done.withLock { $0.allSatisfy(\.1) })
+        }
+    }
+
+    /// The array written in parts is byte for byte the one written element by element, whichever
+    /// thread is held up where: the caller's first parts in place and the rest copied in, or the
+    /// other thread's first part before the caller's, with the room reserved and with too little.
+    @Test(arguments: [nil, 0, 1, 4, 7], [16, 1 << 20])
+    func anArrayWrittenInPartsIsTheArrayWrittenAtOnce(slowPart: Int?, capacity: Int) {
+        let elements = (0..<(2 * SharedParts.worthSharing + 1)).map { $0 % 97 == 0 ? "quote\"\($0)" : "t\($0)" }
+        let parts = SharedParts.parts(for: elements.count)
+        let slow = slowPart.map { SharedParts.range(of: $0, in: parts, count: elements.count).lowerBound }
+        let atOnce = JSONWriter.bytes(capacity: capacity) { json in
+            json.object { json.field("list") { json.array(elements) { json.string($0) } } }
+        }
+        let inParts = JSONWriter.bytes(capacity: capacity) { json in
+            json.object {
+                json.field("list") {
+                    json.arrayInParts(elements) { writer, element in
+                        if element == slow.map({ elements[$0] }) { usleep(20_000) }
+                        writer.string(element)
+                    }
+                }
+            }
+        }
+        #expect(String(decoding: inParts, as: UTF8.self) == String(decoding: atOnce, as: UTF8.self))
+    }
+}
