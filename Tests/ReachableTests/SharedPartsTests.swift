@@ -83,4 +83,18 @@ import Testing
         }
         #expect(String(decoding: inParts, as: UTF8.self) == String(decoding: atOnce, as: UTF8.self))
     }
+
+    /// One part's entries far longer than the rest outgrow its region of the room reserved (the
+    /// others fit theirs): the array is still the one written element by element.
+    @Test func aPartThatOutgrowsItsRegionStillComesInItsPlace() {
+        let count = 2 * SharedParts.worthSharing + 1
+        let parts = SharedParts.parts(for: count)
+        let long = SharedParts.range(of: parts / 2, in: parts, count: count)
+        let elements = (0..<count).map { long.contains($0) ? String(repeating: "x", count: 200) + "\($0)" : "t\($0)" }
+        let atOnce = JSONWriter.bytes(capacity: 64) { json in json.array(elements) { json.string($0) } }
+        let inParts = JSONWriter.bytes(capacity: atOnce.count * 5 / 4) { json in
+            json.arrayInParts(elements) { writer, element in writer.string(element) }
+        }
+        #expect(String(decoding: inParts, as: UTF8.self) == String(decoding: atOnce, as: UTF8.self))
+    }
 }

@@ -17,8 +17,8 @@ package enum SharedParts {
     /// Below this many items a job stays on one thread.
     package static let worthSharing = 1_000
 
-    /// Items in a part at least: a part is claimed with one atomic operation and may need a
-    /// buffer of its own (`JSONWriter.arrayInParts`).
+    /// Items in a part at least: each part costs an atomic operation, and a part of the JSON a
+    /// move and the byte of room it leaves (`JSONWriter.arrayInParts`).
     package static let smallestPart = 250
 
     /// How many parts a job of `count` items is cut into: 1 (not shared) below `worthSharing`
