@@ -13,7 +13,7 @@ import statistics
 import time
 
 import nsutil
-from common import summary
+from common import published_before, summary
 from nsutil import VethNet
 from servers import PORT, Reachd
 from status_stream import SSEDocs, doc_changes, target_no_route, target_states, wait_settled
@@ -213,7 +213,7 @@ def published_by_flap(log_path: str, samples: list[dict], count: int) -> None:
                     entry["_at"] = changed.replace(tzinfo=datetime.timezone.utc).timestamp()
                     lines.append(entry)
     for sample in samples:
-        mine = [e for e in lines if e["sequence"] > sample["base_sequence"] and e["_at"] < sample["wall_up"]]
+        mine = [e for e in lines if e["sequence"] > sample["base_sequence"] and published_before(e["_at"], sample["wall_up"])]
         sample["published"] = [
             {"sequence": e["sequence"], "state": e["state"], "ipv4": e.get("ipv4"), "ipv6": e.get("ipv6"),
              "targets_no_route": no_route(e)}

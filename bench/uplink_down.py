@@ -15,7 +15,7 @@ import statistics
 import time
 
 import nsutil
-from common import summary
+from common import published_before, summary
 from nsutil import UplinksNet
 from servers import PORT, Reachd
 from status_stream import SSEDocs, doc_changes, target_states, targets_settled
@@ -263,7 +263,7 @@ def published_by_flap(log_path: str, samples: list[dict]) -> None:
                     entry["_at"] = changed.replace(tzinfo=datetime.timezone.utc).timestamp()
                     lines.append(entry)
     for sample in samples:
-        mine = [e for e in lines if e["sequence"] > sample["base_sequence"] and e["_at"] < sample["wall_up"]]
+        mine = [e for e in lines if e["sequence"] > sample["base_sequence"] and published_before(e["_at"], sample["wall_up"])]
         sample["published"] = sorted(e["sequence"] for e in mine)
 
 
