@@ -35,10 +35,12 @@ import Testing
     @Test func aThreadHeldUpLeavesEveryPartLeftToTheOther() {
         let parts = 16
         let done = Mutex<[(part: Int, onCaller: Bool)]>([])
+        let caller = pthread_self()
         // Only the caller reads and sets it (whichever part it takes first: the other thread may
         // have taken part 0 already).
         var callerHeldUp = false
-        SharedParts.run(parts: parts) { part, onCaller in
+        SharedParts.run(parts: parts) { part in
+            let onCaller = pthread_equal(pthread_self(), caller) != 0
             if onCaller && !callerHeldUp {
                 callerHeldUp = true
                 // The caller's first part waits (60 s at most) until the others are all done.
@@ -58,7 +60,10 @@ import Testing
     @Test func oneOrNoPartRunsOnTheCaller() {
         for parts in [0, 1] {
             let done = Mutex<[(Int, Bool)]>([])
-            SharedParts.run(parts: parts) { part, onCaller in done.withLock { $0.append((part, onCaller)) } }
+            let caller = pthread_self()
+            SharedParts.run(parts: parts) { part in
+                done.withLock { $0.append((part, pthread_equal(pthread_self(), caller) != 0)) }
+            }
             #expect(done.withLock { $0.map(\.0) } == Array(0..<parts))
             #expect(done.withLock { $0.allSatisfy(\.1) })
         }

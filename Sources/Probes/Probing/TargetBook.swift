@@ -267,7 +267,7 @@ extension [TargetBook] {
                 PopulatedMemory.populate(
                     UnsafeMutableRawPointer(place), count: list.count * MemoryLayout<TargetStatus>.stride)
                 unjudged.withUnsafeMutableBufferPointer { unjudged in
-                    SharedParts.run(parts: parts) { part, _ in
+                    SharedParts.run(parts: parts) { part in
                         let range = SharedParts.range(of: part, in: parts, count: books.count)
                         books.routesGone(range, askedBefore: askedBefore[part], verdicts, evaluator: evaluator, at: now)
                         {

@@ -112,7 +112,7 @@ public final class JSONWriter {
             writers.deinitialize()
             writers.deallocate()
         }
-        SharedParts.run(parts: parts) { part, _ in
+        SharedParts.run(parts: parts) { part in
             let room = UnsafeMutableBufferPointer(start: base + start + part * region, count: region - 1)
             // A part that outgrows its region goes on in a buffer of its own (`grow`).
             let writer = JSONWriter(lending: room)

@@ -36,11 +36,11 @@ package enum SharedParts {
 
     /// `body` for every part in `0..<parts`, each exactly once, on the calling thread and on a
     /// thread of its own (on another core), at the same time; returns when every part is done.
-    /// Parts are taken in increasing order; `onCaller` tells which thread runs one. Every part on
-    /// the caller, in order, when `parts` is 1 or a thread cannot be made.
-    package static func run(parts: Int, _ body: (_ part: Int, _ onCaller: Bool) -> Void) {
+    /// Each thread takes its parts in increasing order. Every part on the caller, in order, when
+    /// `parts` is 1 or a thread cannot be made.
+    package static func run(parts: Int, _ body: (_ part: Int) -> Void) {
         guard parts > 1 else {
-            for part in 0..<parts { body(part, true) }
+            for part in 0..<parts { body(part) }
             return
         }
         let next = Counter()
@@ -48,8 +48,8 @@ package enum SharedParts {
             let lent = Lent(body: body, next: next, parts: parts)
             // pthread_create and pthread_join, not a dispatch queue: what the thread wrote is then
             // ordered before the caller reads it in a way ThreadSanitizer sees too.
-            let thread = try? DedicatedThread(elsewhere: true, { lent.takeParts(onCaller: false) })
-            lent.takeParts(onCaller: true)
+            let thread = try? DedicatedThread(elsewhere: true, { lent.takeParts() })
+            lent.takeParts()
             thread?.join()
         }
     }
@@ -65,17 +65,17 @@ package enum SharedParts {
     /// The job handed to the thread: it runs before `run` returns, so the closure outlives
     /// neither the call nor what it captures.
     private struct Lent: @unchecked Sendable {
-        let body: (Int, Bool) -> Void
+        let body: (Int) -> Void
         let next: Counter
         let parts: Int
 
-        func takeParts(onCaller: Bool) {
+        func takeParts() {
             while true {
                 // Relaxed: the parts' memory is disjoint, and the join orders the thread's
                 // writes before the caller reads them.
                 let part = next.value.wrappingAdd(1, ordering: .relaxed).oldValue
                 guard part < parts else { return }
-                body(part, onCaller)
+                body(part)
             }
         }
     }
