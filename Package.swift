@@ -80,14 +80,13 @@ let package = Package(
         .target(name: "CThreads"),
         .target(
             name: "Reachable",
-            dependencies: ["CMnl", "CEventFD", "CThreads"],
+            dependencies: ["CMnl", "CEventFD", "CThreads", "CMalloc"],
             swiftSettings: swiftSettings
         ),
         .target(
             name: "ReachableServer",
             dependencies: [
                 "CMicroHTTPD",
-                "CMalloc",
                 "CGnuTLS",
                 "CCrypt",
                 "CYAML",

@@ -112,6 +112,33 @@ def main() -> None:
         print(f"{total >> 10:8d} KiB {count[label]:8d} x {total / count[label]:7.1f} B  {label}")
     for (label, elements, capacity, size), n in shapes.most_common(15):
         print(f"SHAPE {n:8d} x {size} B: count {elements} capacity {capacity}  {label}")
+    # Blocks of 128 KiB or more are mapped on their own (MemoryPolicy): each mapping is one chunk,
+    # its header at the start. Named the same way, with what of it is resident.
+    resident = {}
+    current = None
+    for line in open(f"/proc/{pid}/smaps"):
+        if line[0] in "0123456789abcdef" and "-" in line.split()[0]:
+            current = int(line.split("-")[0], 16)
+        elif line.startswith("Rss:") and current is not None:
+            resident[current] = int(line.split()[1])
+    arenas = {start for start, _, _ in regions}
+    for start, end, perms, path, _ in maps:
+        if path or perms != "rw-p" or start in arenas or end - start < (128 << 10):
+            continue
+        if (word(start + 8) or 0) & ~7 != end - start or not (word(start + 8) or 0) & 2:
+            continue  # not an mmapped chunk (IS_MMAPPED): a thread's stack, mimalloc's segments
+        first = word(start + 16) or 0
+        label = symbol(first)
+        if label is None and mapped(first):
+            described = word(first + 40)
+            label = "ptr->" + ((described and symbol(described)) or "?")
+        label = label or "data"
+        shape = ""
+        if "ContiguousArrayStorage" in label:
+            mem.seek(start + 32)
+            elements, capacity = struct.unpack("<2Q", mem.read(16))
+            shape = f" count {elements} capacity {capacity >> 1}"
+        print(f"MAPPED {(end - start) >> 10:8d} KiB, {resident.get(start, 0):8d} KiB resident{shape}  {label}")
 
 
 if __name__ == "__main__":

@@ -83,7 +83,7 @@ import Testing
         var plain = QualityWindow()
         for _ in 0..<5 { plain.record(connect, limits: unjudged) }
         #expect(plain.keptCounts == 0 && plain.keptRoundTrips == 0 && plain.medianRoundTrip == nil)
-        #expect(plain.impairments.isEmpty)
+        #expect(plain.impairments.isEmpty && !plain.holdsWindow, "it can judge nothing: it holds no window")
 
         let judged = QualityLimits(window: 3, maxRoundTrip: .milliseconds(100), toAppear: 1, toClear: 1)
         var timed = QualityWindow()
@@ -92,6 +92,7 @@ import Testing
         #expect(timed.impairments.isEmpty, "the window is not full yet")
         timed.record(connect, limits: judged)
         #expect(timed.impairments == [.latency] && timed.keptCounts == 3 && timed.keptRoundTrips == 3)
+        #expect(timed.holdsWindow)
         for _ in 0..<4 { timed.record(ProbeQuality(roundTrips: [.milliseconds(1)]), limits: judged) }
         #expect(timed.impairments.isEmpty && timed.keptCounts == 3 && timed.keptRoundTrips == 3)
 
@@ -101,6 +102,25 @@ import Testing
         echoes.record(Self.echoes(1), limits: lossOnly)
         #expect(echoes.impairments == [.loss] && echoes.keptCounts == 2 && echoes.keptRoundTrips == 0)
         #expect(echoes.loss.map { abs($0 - 2.0 / 3) < 1e-9 } == true)
+    }
+
+    /// A window is a value: a copy goes its own way (the window is held out of line, shared until
+    /// one of them records).
+    @Test func aCopiedWindowIsItsOwn() {
+        let limits = QualityLimits(window: 2, maxLoss: 0.2, toAppear: 1, toClear: 1)
+        var window = QualityWindow()
+        window.record(Self.echoes(3), limits: limits)
+        window.record(Self.echoes(3), limits: limits)
+        var copy = window
+        #expect(copy == window)
+        copy.record(Self.echoes(0), limits: limits)
+        copy.record(Self.echoes(0), limits: limits)
+        #expect(copy.impairments == [.loss] && copy.loss == 1)
+        #expect(window.impairments.isEmpty && window.loss == 0, "the original is as it was")
+        #expect(copy != window)
+        var unjudged = QualityWindow()
+        unjudged.record(ProbeQuality(roundTrips: [.milliseconds(1)]), limits: limits)
+        #expect(unjudged == QualityWindow() && unjudged != window)
     }
 
     @Test func anMTUBlackholeIsTwoOfTheLastThreeFullSizeEchoesAndDiscoveryIsNone() {

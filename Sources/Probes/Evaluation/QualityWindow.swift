@@ -38,9 +38,61 @@ public struct QualityLimits: Sendable, Equatable {
 /// And the arrays are kept only where something is judged from them: the counts where there is
 /// loss to judge (a probe that sent echoes: `icmp://`) or round trips to keep in step, the round
 /// trips only with `--max-rtt`. A `tcp://` or `http://` family without `--max-rtt` (the default,
-/// and most of a fleet) keeps neither, only how many probes the window holds: two blocks of about
-/// 100 bytes a family less (issue 28's RSS per target).
+/// and most of a fleet) judges nothing, so it keeps no window at all (`kept`): two blocks of about
+/// 100 bytes a family less, then 40 bytes more (issue 28's RSS per target).
 public struct QualityWindow: Sendable, Equatable {
+    /// The window, made with the first probe it could judge from: `nil` for a `tcp://` or
+    /// `http://` family without `--max-rtt`, which never shows an impairment. Held out of line, so
+    /// such a family holds 8 bytes here, not 48 — and every target holds room for two families
+    /// (issue 28's RSS per target: 64 bytes a book). Copied on write.
+    private var kept: Kept?
+
+    public init() {}
+
+    /// The impairments that hold, in the contract's order.
+    public var impairments: [Impairment] { kept?.window.impairments ?? [] }
+
+    /// Unanswered small echoes ÷ small echoes sent, over the window; `nil` without echoes.
+    public var loss: Double? { kept?.window.loss }
+
+    /// The median of every round trip in the window, to the microsecond; `nil` without one.
+    public var medianRoundTrip: Duration? { kept?.window.medianRoundTrip }
+
+    /// How many probes' counts and round trips are kept (tests: what a family holds).
+    var keptCounts: Int { kept?.window.keptCounts ?? 0 }
+    var keptRoundTrips: Int { kept?.window.keptRoundTrips ?? 0 }
+    /// Whether a window is held at all (tests).
+    var holdsWindow: Bool { kept != nil }
+
+    /// One probe's measurements (a probe that sent nothing — no route, no address — is none).
+    public mutating func record(_ quality: ProbeQuality, limits: QualityLimits) {
+        if kept == nil {
+            // A probe with echoes can show loss, one with a path MTU a blackhole, a round trip
+            // latency under `--max-rtt`; a family whose probes can show none never changes.
+            let judged =
+                quality.echoesSent > 0 || quality.pathMTU != nil
+                || (limits.maxRoundTrip != nil && !quality.roundTrips.isEmpty)
+            guard judged else { return }
+            kept = Kept(Judged())
+        } else if !isKnownUniquelyReferenced(&kept) {
+            kept = Kept(kept!.window)
+        }
+        kept!.window.record(quality, limits: limits)
+    }
+
+    public static func == (lhs: QualityWindow, rhs: QualityWindow) -> Bool {
+        lhs.kept === rhs.kept || lhs.kept?.window == rhs.kept?.window
+    }
+
+    /// The box: mutated only through `record`, when no other window shares it.
+    private final class Kept: @unchecked Sendable {
+        var window: Judged
+        init(_ window: Judged) { self.window = window }
+    }
+}
+
+/// The window itself, with the rules: what `QualityWindow` keeps once it judges anything.
+private struct Judged: Sendable, Equatable {
     /// Per probe in the window, oldest first: small echoes sent and answered, round trips recorded.
     /// Empty while nothing needs it (see above).
     private var counts: [Counts] = []
@@ -91,15 +143,13 @@ public struct QualityWindow: Sendable, Equatable {
         }
     }
 
-    public init() {}
-
     /// The impairments that hold, in the contract's order.
-    public var impairments: [Impairment] {
+    var impairments: [Impairment] {
         holding == 0 ? [] : Impairment.allCases.filter { holding & Self.bit($0) != 0 }
     }
 
     /// One probe's measurements (a probe that sent nothing — no route, no address — is none).
-    public mutating func record(_ quality: ProbeQuality, limits: QualityLimits) {
+    mutating func record(_ quality: ProbeQuality, limits: QualityLimits) {
         guard quality.echoesSent > 0 || !quality.roundTrips.isEmpty || quality.pathMTU != nil else { return }
         probes = UInt16(clamping: min(Int(probes) + 1, limits.window))
         if quality.echoesSent > 0 || limits.maxRoundTrip != nil || !counts.isEmpty { keep(quality, limits: limits) }
@@ -144,7 +194,6 @@ public struct QualityWindow: Sendable, Equatable {
         }
     }
 
-    /// How many probes' counts and round trips are kept (tests: what a family holds).
     var keptCounts: Int { counts.count }
     var keptRoundTrips: Int { roundTrips.count }
 
@@ -169,15 +218,13 @@ public struct QualityWindow: Sendable, Equatable {
         }
     }
 
-    /// Unanswered small echoes ÷ small echoes sent, over the window; `nil` without echoes.
-    public var loss: Double? {
+    var loss: Double? {
         let sent = counts.reduce(0) { $0 + Int($1.sent) }
         guard sent > 0 else { return nil }
         return 1 - Double(counts.reduce(0) { $0 + Int($1.answered) }) / Double(sent)
     }
 
-    /// The median of every round trip in the window, to the microsecond; `nil` without one.
-    public var medianRoundTrip: Duration? {
+    var medianRoundTrip: Duration? {
         let all = roundTrips.sorted()
         guard !all.isEmpty else { return nil }
         let middle =

@@ -43,6 +43,7 @@ final class TargetProber: Sendable {
         let pipeline = ProbePipeline(engine: engine, routes: routes)
         let (interval, timeout) = (configuration.targetInterval, configuration.targetTimeout)
         let limits = configuration.qualityLimits
+        let trim = AllocatorTrim.Periodic(period: interval)
         scheduler = ProbeScheduler(
             engine: engine, monitor: monitor, items: configuration.targets.count, timerSource: .targets,
             spreadInterval: interval, maxRunsInFlight: Self.maxRunsInFlight,
@@ -66,16 +67,20 @@ final class TargetProber: Sendable {
                 // monitor's update, which runs it only for a run of the current epoch, under the
                 // book's lock. (A copy recorded and put back made the book's arrays anew at every
                 // probe, each a block left among the transfers under way.)
-                let (applied, failedLookups, delay) = books.withLock { books in
+                let (applied, failedLookups, delay, targets) = books.withLock { books in
                     var failedLookups = 0
                     let applied = monitor.update(ifEpoch: epoch, deferred: true) { document in
                         failedLookups = books[item].record(result, evaluator: evaluator, quality: limits, at: Date())
                         document.replaceTarget(books[item].status, at: item)
                     }
-                    return (applied, failedLookups, books[item].nextDelay(evaluator: evaluator, interval: interval))
+                    return (
+                        applied, failedLookups, books[item].nextDelay(evaluator: evaluator, interval: interval),
+                        books.count
+                    )
                 }
                 // A family judged failed for its lookup alone is a failed probe (reason dns) too.
                 if applied { for _ in 0..<failedLookups { events.targetProbed(name, result.duration, .dns) } }
+                trim.afterProbe(targets: targets)
                 return applied ? delay : nil
             },
             answeredByChange: {

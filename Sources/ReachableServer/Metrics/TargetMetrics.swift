@@ -66,9 +66,12 @@ final class TargetMetrics: Sendable {
                     }
                     if echoesSent > 0 || quality.echoes != nil {
                         let echoes = quality.echoes ?? (0, 0)
-                        quality.echoes = (echoes.sent + echoesSent, echoes.received + echoesAnswered)
+                        quality.echoes = (
+                            echoes.sent &+ UInt32(truncatingIfNeeded: echoesSent),
+                            echoes.received &+ UInt32(truncatingIfNeeded: echoesAnswered)
+                        )
                     }
-                    if let pathMTU { quality.pathMTU = pathMTU }
+                    if let pathMTU { quality.pathMTU = UInt16(clamping: pathMTU) }
                 }
             }
         }

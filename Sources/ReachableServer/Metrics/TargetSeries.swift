@@ -53,10 +53,13 @@ struct FamilySeries {
     var roundTrips: RoundTripCounts?
     /// The document's list (shared with it, not copied): each of `Impairment.allCases` is 1 or 0.
     var impairments: [Impairment] = []
-    /// `icmp://` only, made with the first echo.
-    var echoes: (sent: Int, received: Int)?
-    /// Made with the first path MTU learned.
-    var pathMTU: Int?
+    /// `icmp://` only, made with the first echo. 32 bits each, as a histogram's buckets are (an
+    /// echo answered is a round trip counted): with 64-bit counts and an `Int` MTU the two families
+    /// of a target took 48 bytes more (issue 28's RSS per target; a counter that wraps is a reset
+    /// to Prometheus).
+    var echoes: (sent: UInt32, received: UInt32)?
+    /// Made with the first path MTU learned (at most 65,535, an IPv6 jumbogram's aside).
+    var pathMTU: UInt16?
     /// The family is in the document: `reachd_target_family_up` and `reachd_target_impaired`
     /// are shown only then.
     var isListed = false

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Testing
 
-@testable import ReachableServer
+@testable import Reachable
 
 /// After a large document, the allocator's free pages go back to the kernel; after a small one
 /// nothing is done.
@@ -34,5 +34,25 @@ import Testing
         AllocatorTrim.afterPublishing(documentSize: AllocatorTrim.threshold)
         let trimmed = Self.residentKiB()
         #expect(freed - trimmed > 32_000, "resident \(freed) KiB freed, \(trimmed) KiB trimmed")
+    }
+}
+
+/// A large fleet's probes trim once a probe interval (at least 10 s); a small one never.
+@Suite struct PeriodicTrimTests {
+    @Test func aFleetTrimsOnceAPeriodAndASmallOneNever() {
+        let trim = AllocatorTrim.Periodic(period: .seconds(30))
+        let start = ContinuousClock.now  // after the trim was made: its period counts from before
+        #expect(!trim.afterProbe(targets: AllocatorTrim.Periodic.fleet, now: start + .seconds(29)), "not a period yet")
+        #expect(!trim.afterProbe(targets: AllocatorTrim.Periodic.fleet - 1, now: start + .seconds(31)), "not a fleet")
+        #expect(trim.afterProbe(targets: AllocatorTrim.Periodic.fleet, now: start + .seconds(31)))
+        #expect(!trim.afterProbe(targets: 10_000, now: start + .seconds(60)), "a period from the last trim")
+        #expect(trim.afterProbe(targets: 10_000, now: start + .seconds(62)))
+    }
+
+    @Test func aShortIntervalStillTrimsAtMostEveryTenSeconds() {
+        let trim = AllocatorTrim.Periodic(period: .seconds(1))
+        let start = ContinuousClock.now
+        #expect(!trim.afterProbe(targets: 5_000, now: start + .seconds(9)))
+        #expect(trim.afterProbe(targets: 5_000, now: start + .seconds(10)))
     }
 }
