@@ -25,7 +25,7 @@ package enum AllocatorTrim {
     /// A fleet's probes free what they allocated (results, answers, the runs' records) among the
     /// books' long-lived blocks, and nothing is published while nothing changes: at 10,000
     /// `http://` targets every 10 s, glibc held 1.2–1.5 MB of such free pages at rest, 0.13 KiB a
-    /// target (issue 28's RSS per target). A trim there takes about a millisecond, so it is done
+    /// target (issue 28's RSS per target). A trim there takes 0.3–0.4 ms (perf uprobes), so it is done
     /// once a probe interval (at least `shortestPeriod`), by whichever probe finishes first.
     package final class Periodic: Sendable {
         package static let fleet = 1_000
