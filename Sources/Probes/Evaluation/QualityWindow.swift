@@ -38,8 +38,9 @@ public struct QualityLimits: Sendable, Equatable {
 /// And the arrays are kept only where something is judged from them: the counts where there is
 /// loss to judge (a probe that sent echoes: `icmp://`) or round trips to keep in step, the round
 /// trips only with `--max-rtt`. A `tcp://` or `http://` family without `--max-rtt` (the default,
-/// and most of a fleet) judges nothing, so it keeps no window at all (`kept`): two blocks of about
-/// 100 bytes a family less, then 40 bytes more (issue 28's RSS per target).
+/// and most of a fleet) judges nothing: it keeps neither array (two blocks of about 100 bytes a
+/// family), nor the rest of a window (`kept`: 8 bytes in its place, not 48). Issue 28's RSS per
+/// target.
 public struct QualityWindow: Sendable, Equatable {
     /// The window, made with the first probe it could judge from: `nil` for a `tcp://` or
     /// `http://` family without `--max-rtt`, which never shows an impairment. Held out of line, so
