@@ -380,7 +380,9 @@ def _fleet_rows(ph: dict, add) -> None:
         # libraries reachd maps on its first probe, once, are not a target's). The smallest size
         # has no margin: its figure over idle RSS is shown, not judged.
         kib, peer = r.get("kib_per_target_marginal"), b.get("kib_per_target_marginal")
-        over_idle = f"{r['kib_per_target']:.2f} KiB over idle RSS ÷ {n:,}"
+        over_idle = f"{r['kib_per_target']:.2f} KiB over idle RSS ÷ {n:,}" + (
+            f"; anonymous memory only, at the margin: {r['kib_per_target_marginal_anon']:.2f} KiB"
+            if "kib_per_target_marginal_anon" in r else "")
         if kib is None:
             add(f"fleet, {what}: RSS per target (over idle RSS ÷ {n:,}: the smallest size, no margin to judge)",
                 f"{r['kib_per_target']:.2f} KiB", f"{b['kib_per_target']:.2f} KiB", FLEET_PEER,

@@ -491,6 +491,10 @@ def phase_fleet(ctx: dict, cfg: dict, budget: Budget) -> dict:
                     if x is not base:
                         t["kib_per_target_marginal"] = ((t["rss_end_kib"] - t0["rss_end_kib"])
                                                         / (x["targets"] - base["targets"]))
+                        # The same without the pages of code: the tool's own and its libraries'
+                        # touched by more of their paths at a larger size, once, not per target.
+                        t["kib_per_target_marginal_anon"] = ((t["rss_anon_end_kib"] - t0["rss_anon_end_kib"])
+                                                             / (x["targets"] - base["targets"]))
         return out
     finally:
         world.destroy()
