@@ -17,7 +17,9 @@ metadata pointer, symbolised against BINARY (`$ss23_ContiguousArrayStorageCys6UI
 named by the nominal type its metadata describes (`ptr->…Mn`). Anything else is `data` (C
 structs, strings' bytes). Arrays are also listed by count and capacity (`SHAPE`), which tells
 which field a block of a given size belongs to. Chunks of 128 KiB or more are mapped on their own
-(`MemoryPolicy`) and not in an arena: `/proc/PID/smaps` shows them.
+(`MemoryPolicy`), not in an arena: each is listed as `MAPPED`, named the same way, with what of it
+is resident (at 10,000 targets: the books, the document's entries, the metric series, the
+document's bytes; an array's element size is its mapping ÷ its capacity).
 """
 import bisect
 import collections
@@ -62,6 +64,15 @@ def main() -> None:
     def mapped(pointer: int) -> bool:
         return any(s <= pointer < e for s, e, *_ in maps)
 
+    def name(first: int) -> str:
+        """What a chunk whose first word is `first` holds: a type's symbol, the nominal type of
+        metadata made at run time, or `data`."""
+        label = symbol(first)
+        if label is None and mapped(first):
+            described = word(first + 40)  # a class's nominal type descriptor, without ObjC interop
+            label = "ptr->" + ((described and symbol(described)) or "?")
+        return label or "data"
+
     def walk(data: bytes, start: int, offset: int) -> list[list]:
         """The chunks of `data` (read from `start`) from `offset` on, as [address, size, in use]."""
         chunks = []
@@ -94,12 +105,7 @@ def main() -> None:
                 free_by_class[min(size.bit_length(), 20)] += size
                 continue
             used += size
-            first = word(address + 16) or 0
-            label = symbol(first)
-            if label is None and mapped(first):
-                described = word(first + 40)  # a class's nominal type descriptor, without ObjC interop
-                label = "ptr->" + ((described and symbol(described)) or "?")
-            label = label or "data"
+            label = name(word(address + 16) or 0)
             count[label] += 1
             size_of[label] += size
             if "ContiguousArrayStorage" in label:
@@ -127,12 +133,7 @@ def main() -> None:
             continue
         if (word(start + 8) or 0) & ~7 != end - start or not (word(start + 8) or 0) & 2:
             continue  # not an mmapped chunk (IS_MMAPPED): a thread's stack, mimalloc's segments
-        first = word(start + 16) or 0
-        label = symbol(first)
-        if label is None and mapped(first):
-            described = word(first + 40)
-            label = "ptr->" + ((described and symbol(described)) or "?")
-        label = label or "data"
+        label = name(word(start + 16) or 0)
         shape = ""
         if "ContiguousArrayStorage" in label:
             mem.seek(start + 32)
