@@ -5,7 +5,7 @@ import Testing
 @testable import Reachable
 
 /// After a large document, the allocator's free pages go back to the kernel; after a small one
-/// nothing is done.
+/// nothing is done. A fleet's probes trim once a probe interval.
 @Suite(.serialized) struct AllocatorTrimTests {
     /// Under a sanitizer its own allocator serves `malloc`, and glibc's trim has nothing to give.
     static let glibcAllocates = ["__asan_init", "__tsan_init"].allSatisfy { name in
@@ -35,10 +35,9 @@ import Testing
         let trimmed = Self.residentKiB()
         #expect(freed - trimmed > 32_000, "resident \(freed) KiB freed, \(trimmed) KiB trimmed")
     }
-}
 
-/// A large fleet's probes trim once a probe interval (at least 10 s); a small one never.
-@Suite struct PeriodicTrimTests {
+    // A large fleet's probes trim once a probe interval (at least 10 s); a small one never. In this
+    // serialized suite: a trim while `freedSmallBlocksGoBackToTheKernel` measures would fail it.
     @Test func aFleetTrimsOnceAPeriodAndASmallOneNever() {
         let trim = AllocatorTrim.Periodic(period: .seconds(30))
         let start = ContinuousClock.now  // after the trim was made: its period counts from before
