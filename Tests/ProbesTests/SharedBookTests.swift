@@ -23,7 +23,7 @@ import Testing
     }
 
     /// The holder busy for 300 ms: the waiter's own CPU meanwhile stays below 0.5 ms. With Swift's
-    /// `Mutex` the waiter spun in the kernel for 1–14 ms of it (18 runs; 0.04–0.11 ms now).
+    /// `Mutex` the waiter spun in the kernel for 1–14 ms of it (11 runs; 0.04–0.11 ms now).
     @Test func aWaiterSleepsWhileTheHolderWorks() throws {
         let book = SharedBook(0)
         let held = Mutex(false)
