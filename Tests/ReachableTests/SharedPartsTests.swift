@@ -31,20 +31,27 @@ import Testing
 
     /// Every part runs exactly once, each thread's in increasing order; while the caller is held
     /// up in its first part, the other thread takes every part left (the point of parts: fixed
-    /// halves left that thread idle).
+    /// halves left that thread idle). The other thread's first part waits until the caller has
+    /// taken one: under ThreadSanitizer the made thread could otherwise take all 16 tiny parts
+    /// before the caller takes any (CI, stop 45).
     @Test func aThreadHeldUpLeavesEveryPartLeftToTheOther() {
         let parts = 16
         let done = Mutex<[(part: Int, onCaller: Bool)]>([])
+        let callerTookAPart = Atomic<Bool>(false)
         let caller = pthread_self()
-        // Only the caller reads and sets it (whichever part it takes first: the other thread may
-        // have taken part 0 already).
+        // Each is read and set by one thread only: the caller's, and the other's.
         var callerHeldUp = false
+        var otherHeldUp = false
         SharedParts.run(parts: parts) { part in
             let onCaller = pthread_equal(pthread_self(), caller) != 0
             if onCaller && !callerHeldUp {
                 callerHeldUp = true
+                callerTookAPart.store(true, ordering: .releasing)
                 // The caller's first part waits (60 s at most) until the others are all done.
                 for _ in 0..<60_000 where done.withLock({ $0.count }) < parts - 1 { usleep(1_000) }
+            } else if !onCaller && !otherHeldUp {
+                otherHeldUp = true
+                for _ in 0..<60_000 where !callerTookAPart.load(ordering: .acquiring) { usleep(1_000) }
             }
             done.withLock { $0.append((part, onCaller)) }
         }
