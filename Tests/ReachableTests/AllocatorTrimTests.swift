@@ -5,7 +5,7 @@ import Testing
 @testable import Reachable
 
 /// After a large document, the allocator's free pages go back to the kernel; after a small one
-/// nothing is done. A fleet's probes trim once a probe interval.
+/// nothing is done. Probes trim once a probe interval.
 @Suite(.serialized) struct AllocatorTrimTests {
     /// Under a sanitizer its own allocator serves `malloc`, and glibc's trim has nothing to give.
     static let glibcAllocates = ["__asan_init", "__tsan_init"].allSatisfy { name in
@@ -36,22 +36,21 @@ import Testing
         #expect(freed - trimmed > 32_000, "resident \(freed) KiB freed, \(trimmed) KiB trimmed")
     }
 
-    // A large fleet's probes trim once a probe interval (at least 10 s); a small one never. In this
+    // Probes trim once a probe interval (at least 10 s), however few the targets. In this
     // serialized suite: a trim while `freedSmallBlocksGoBackToTheKernel` measures would fail it.
-    @Test func aFleetTrimsOnceAPeriodAndASmallOneNever() {
+    @Test func probesTrimOnceAPeriod() {
         let trim = AllocatorTrim.Periodic(period: .seconds(30))
         let start = ContinuousClock.now  // after the trim was made: its period counts from before
-        #expect(!trim.afterProbe(targets: AllocatorTrim.Periodic.fleet, now: start + .seconds(29)), "not a period yet")
-        #expect(!trim.afterProbe(targets: AllocatorTrim.Periodic.fleet - 1, now: start + .seconds(31)), "not a fleet")
-        #expect(trim.afterProbe(targets: AllocatorTrim.Periodic.fleet, now: start + .seconds(31)))
-        #expect(!trim.afterProbe(targets: 10_000, now: start + .seconds(60)), "a period from the last trim")
-        #expect(trim.afterProbe(targets: 10_000, now: start + .seconds(62)))
+        #expect(!trim.afterProbe(now: start + .seconds(29)), "not a period yet")
+        #expect(trim.afterProbe(now: start + .seconds(31)))
+        #expect(!trim.afterProbe(now: start + .seconds(60)), "a period from the last trim")
+        #expect(trim.afterProbe(now: start + .seconds(62)))
     }
 
     @Test func aShortIntervalStillTrimsAtMostEveryTenSeconds() {
         let trim = AllocatorTrim.Periodic(period: .seconds(1))
         let start = ContinuousClock.now
-        #expect(!trim.afterProbe(targets: 5_000, now: start + .seconds(9)))
-        #expect(trim.afterProbe(targets: 5_000, now: start + .seconds(10)))
+        #expect(!trim.afterProbe(now: start + .seconds(9)))
+        #expect(trim.afterProbe(now: start + .seconds(10)))
     }
 }

@@ -67,20 +67,17 @@ final class TargetProber: Sendable {
                 // monitor's update, which runs it only for a run of the current epoch, under the
                 // book's lock. (A copy recorded and put back made the book's arrays anew at every
                 // probe, each a block left among the transfers under way.)
-                let (applied, failedLookups, delay, targets) = books.withLock { books in
+                let (applied, failedLookups, delay) = books.withLock { books in
                     var failedLookups = 0
                     let applied = monitor.update(ifEpoch: epoch, deferred: true) { document in
                         failedLookups = books[item].record(result, evaluator: evaluator, quality: limits, at: Date())
                         document.replaceTarget(books[item].status, at: item)
                     }
-                    return (
-                        applied, failedLookups, books[item].nextDelay(evaluator: evaluator, interval: interval),
-                        books.count
-                    )
+                    return (applied, failedLookups, books[item].nextDelay(evaluator: evaluator, interval: interval))
                 }
                 // A family judged failed for its lookup alone is a failed probe (reason dns) too.
                 if applied { for _ in 0..<failedLookups { events.targetProbed(name, result.duration, .dns) } }
-                trim.afterProbe(targets: targets)
+                trim.afterProbe()
                 return applied ? delay : nil
             },
             answeredByChange: {
