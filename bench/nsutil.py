@@ -379,18 +379,24 @@ def threads(pid: int) -> dict[int, dict]:
     return out
 
 
-def sample_threads(pids: list[int], seconds: float, period: float = 0.2) -> dict[int, dict]:
+def sample_threads(pids: list[int], seconds: float, period: float = 0.2,
+                   memory: dict[int, list] | None = None) -> dict[int, dict]:
     """Per process of `pids`, per thread: CPU ms and wake-ups (voluntary + involuntary context
     switches) over the next `seconds`, read every `period` s so that a thread that ends within the
     window still counts up to its last reading, and one that starts counts from zero. Summing only
     the threads alive at both ends drops the threads libdispatch retires mid-window (its workers
-    leave after a few idle seconds), and can come out negative."""
+    leave after a few idle seconds), and can come out negative. With `memory`, each process's
+    (`VmRSS`, `RssAnon`) in KiB at every reading is appended to `memory[pid]`."""
     first = {pid: threads(pid) for pid in pids}
     last = {pid: dict(first[pid]) for pid in pids}
     deadline = time.monotonic() + seconds
     while True:
         for pid in pids:
             last[pid].update(threads(pid))
+            if memory is not None:
+                with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                    fields = status_fields(pid, ("VmRSS", "RssAnon"))
+                    memory.setdefault(pid, []).append((fields["VmRSS"], fields["RssAnon"]))
         left = deadline - time.monotonic()
         if left <= 0:
             break
@@ -409,11 +415,18 @@ def sample_threads(pids: list[int], seconds: float, period: float = 0.2) -> dict
 
 
 def status_kib(pid: int, field: str = "VmRSS") -> int:
+    return status_fields(pid, (field,))[field]
+
+
+def status_fields(pid: int, fields: tuple[str, ...]) -> dict[str, int]:
+    """`fields` of /proc/PID/status, in KiB, from one read (0 for one not there)."""
+    out = dict.fromkeys(fields, 0)
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
+            name = line.split(":", 1)[0]
+            if name in out:
+                out[name] = int(line.split()[1])
+    return out
 
 
 def udp_sent(pid: int) -> dict:

@@ -376,23 +376,33 @@ def _fleet_rows(ph: dict, add) -> None:
             add(f"fleet, {what}: reachd's CPU per probe ÷ at {r['flatness_base']:,} targets", f"{flat:.2f}",
                 num(b.get("flatness"), "{:.2f}"), "blackbox_exporter's", "", "0.80–1.20 (flat within ±20 %)",
                 0.8 <= flat <= 1.2, f"{abs(flat - 1):.0%} {'more' if flat > 1 else 'less'} per probe")
-        # Judged at the margin: what a target adds, from the smallest size of the kind up (the
-        # libraries reachd maps on its first probe, once, are not a target's). The smallest size
-        # has no margin: its figure over idle RSS is shown, not judged.
-        kib, peer = r.get("kib_per_target_marginal"), b.get("kib_per_target_marginal")
-        over_idle = f"{r['kib_per_target']:.2f} KiB over idle RSS ÷ {n:,}" + (
-            f"; anonymous memory only, at the margin: {r['kib_per_target_marginal_anon']:.2f} KiB"
-            if "kib_per_target_marginal_anon" in r else "")
+        # Judged at the margin, anonymous memory: what a target adds, from the smallest size of the
+        # kind up (the libraries reachd maps on its first probe, once, are not a target's; nor are
+        # the pages of code first run at the larger size). The smallest size has no margin: its
+        # figure over idle RSS is shown, not judged. Results from before the median (one reading
+        # at the window's end, all of RSS judged) are shown as they were judged then.
+        anon = r.get("kib_per_target_marginal_anon") if "rss_anon_median_kib" in r else None
+        kib = anon if anon is not None else r.get("kib_per_target_marginal")
+        peer = (b.get("kib_per_target_marginal_anon") if anon is not None else b.get("kib_per_target_marginal"))
         if kib is None:
             add(f"fleet, {what}: RSS per target (over idle RSS ÷ {n:,}: the smallest size, no margin to judge)",
                 f"{r['kib_per_target']:.2f} KiB", f"{b['kib_per_target']:.2f} KiB", FLEET_PEER,
                 ratio(r["kib_per_target"], b["kib_per_target"]), "—", "info")
+        elif anon is not None:
+            add(f"fleet, {what}: RSS per target at the margin, anonymous ((`RssAnon` − at "
+                f"{r['flatness_base']:,} targets) ÷ {n - r['flatness_base']:,}, medians over the window; all of "
+                f"`VmRSS` the same way in parentheses)",
+                f"{kib:.2f} KiB ({r['kib_per_target_marginal']:.2f})",
+                f"{num(peer, '{:.2f} KiB')} ({num(b.get('kib_per_target_marginal'), '{:.2f}')})", FLEET_PEER,
+                ratio(kib, peer), "≤ 2 KiB", kib <= 2,
+                f"{abs(2 - kib):.2f} KiB {'to spare' if kib <= 2 else 'over'}; over idle RSS ÷ {n:,}: "
+                f"{r['kib_per_target']:.2f} KiB")
         else:
             add(f"fleet, {what}: RSS per target at the margin ((RSS − RSS at {r['flatness_base']:,}) ÷ "
                 f"{n - r['flatness_base']:,}; over idle RSS ÷ {n:,} in parentheses)",
                 f"{kib:.2f} KiB ({r['kib_per_target']:.2f})",
                 f"{num(peer, '{:.2f} KiB')} ({b['kib_per_target']:.2f})", FLEET_PEER, ratio(kib, peer), "≤ 2 KiB",
-                kib <= 2, f"{abs(2 - kib):.2f} KiB {'to spare' if kib <= 2 else 'over'}; {over_idle}")
+                kib <= 2, f"{abs(2 - kib):.2f} KiB {'to spare' if kib <= 2 else 'over'}")
         add(f"fleet, {what}: wake-ups per probe (context switches of every thread)",
             num(r["wakeups_per_probe"], "{:.2f}"), num(b["wakeups_per_probe"], "{:.2f}"), FLEET_PEER,
             ratio(r["wakeups_per_probe"], b["wakeups_per_probe"]), "—", "info")
@@ -600,7 +610,7 @@ def _fleet_detail(r: dict) -> str:
         return ""
     idle = fl["idle_rss_kib"]
     out = ["| targets | tool (order) | CPU per probe | ÷ at the smallest size | CPU, % of a core | wake-ups per probe | "
-           "RSS at the window's end (threads) | KiB per target (marginal); anonymous only | probes seen / due | targets ok at the end | "
+           "RSS, median over the window (threads) | KiB per target over idle (at the margin); anonymous only | probes seen / due | targets ok at the end | "
            "nginx CPU | scraper CPU, RSS | anything else on the machine |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for row in fl["rows"]:
@@ -615,9 +625,10 @@ def _fleet_detail(r: dict) -> str:
             out.append(
                 f"| {row['targets']:,} `{row['kind']}://` | {name} | {num(t['cpu_us_per_probe'], '{:,.0f} µs')} | "
                 f"{num(t.get('flatness'), '{:.2f}')} | {t['cpu_pct']:.2f} | {num(t['wakeups_per_probe'], '{:.2f}')} | "
-                f"{mib(t['rss_end_kib'])} ({t['threads']}) | {t['kib_per_target']:.2f}"
+                f"{mib(t.get('rss_median_kib', t['rss_end_kib']))} ({t['threads']}) | {t['kib_per_target']:.2f}"
                 + (f" ({t['kib_per_target_marginal']:.2f})" if "kib_per_target_marginal" in t else "")
                 + (f"; {t['kib_per_target_anon']:.2f}" if "kib_per_target_anon" in t else "")
+                + (f" ({t['kib_per_target_marginal_anon']:.2f})" if "kib_per_target_marginal_anon" in t else "")
                 + f" | {t['probes']:,} / {t['probes_expected']:,.0f} | {num(ok)} | {t['nginx_cpu_pct']:.2f} % | "
                 + (f"{t['scraper']} {t['scraper_cpu_pct']:.2f} %, {mib(t['scraper_rss_kib'])}" if "scraper" in t
                    else "—") + f" | {t['else_cpu_pct']:.0f} % |")

@@ -10,6 +10,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import time
 import urllib.parse
@@ -311,7 +312,8 @@ def measure(world: FleetWorld, kind: str, count: int, window: float, pid: int, e
     before = world.counts()
     busy0, total0 = cpu_jiffies()
     t0 = time.monotonic()
-    sampled = nsutil.sample_threads([pid, *extra_pids], window)
+    memory: dict[int, list] = {}
+    sampled = nsutil.sample_threads([pid, *extra_pids], window, memory=memory)
     wall = time.monotonic() - t0
     busy1, total1 = cpu_jiffies()
     after = world.counts()
@@ -331,6 +333,11 @@ def measure(world: FleetWorld, kind: str, count: int, window: float, pid: int, e
         "wakeups_per_probe": wakeups / probes if probes > 0 else None,
         "rss_kib": rss, "rss_end_kib": nsutil.status_kib(pid), "hwm_kib": nsutil.status_kib(pid, "VmHWM"),
         "rss_anon_end_kib": nsutil.status_kib(pid, "RssAnon"),
+        # The median of the readings every 0.2 s over the window: one reading at its end fell
+        # before or after a trim, a round's transfers, the allocator's give-back (±0.3 MB at 100
+        # targets between two runs of one build).
+        "rss_median_kib": statistics.median(m[0] for m in memory[pid]) if memory.get(pid) else None,
+        "rss_anon_median_kib": statistics.median(m[1] for m in memory[pid]) if memory.get(pid) else None,
         "threads": len(os.listdir(f"/proc/{pid}/task")), "threads_active": len(per_thread),
         "others_cpu_pct": [100 * sum(t["cpu_ms"] for t in sampled[p].values()) / 1e3 / wall for p in extra_pids],
         "far_side": {k: after[k] - before[k] for k in after if after[k] is not None and before[k] is not None},
@@ -461,11 +468,11 @@ def phase_fleet(ctx: dict, cfg: dict, budget: Budget) -> dict:
             idle = out["idle_rss_kib"]
             for tool in ("reachd", "blackbox"):
                 t = row[tool]
-                if "rss_end_kib" in t:
-                    t["kib_per_target"] = (t["rss_end_kib"] - idle[tool]) / count
+                if t.get("rss_median_kib") is not None:
+                    t["kib_per_target"] = (t["rss_median_kib"] - idle[tool]) / count
                     # Without the pages of code and libraries a tool maps on its first probe
                     # (reachd loads libcurl and c-ares then: several MiB, once).
-                    t["kib_per_target_anon"] = (t["rss_anon_end_kib"] - idle["anon"][tool]) / count
+                    t["kib_per_target_anon"] = (t["rss_anon_median_kib"] - idle["anon"][tool]) / count
             r, b = row["reachd"].get("cpu_us_per_probe"), row["blackbox"].get("cpu_us_per_probe")
             row["cpu_ratio"] = r / b if r is not None and b else None
             out["rows"].append(row)
@@ -488,13 +495,14 @@ def phase_fleet(ctx: dict, cfg: dict, budget: Budget) -> dict:
                     a, b0 = t["cpu_us_per_probe"], t0["cpu_us_per_probe"]
                     t["flatness"] = a / b0 if a is not None and b0 else None
                     t["flatness_base"] = base["targets"]
-                    if x is not base:
-                        t["kib_per_target_marginal"] = ((t["rss_end_kib"] - t0["rss_end_kib"])
-                                                        / (x["targets"] - base["targets"]))
-                        # The same without the pages of code: the tool's own and its libraries'
-                        # touched by more of their paths at a larger size, once, not per target.
-                        t["kib_per_target_marginal_anon"] = ((t["rss_anon_end_kib"] - t0["rss_anon_end_kib"])
-                                                             / (x["targets"] - base["targets"]))
+                    if x is not base and t.get("rss_median_kib") is not None and t0.get("rss_median_kib") is not None:
+                        added = x["targets"] - base["targets"]
+                        # The judged figure: anonymous memory, what the targets hold. The pages of
+                        # code beside it are not a target's: the paths first run at the larger
+                        # size, each mapped with its neighbours 64 KiB at a time (the kernel's
+                        # fault-around), as many as the page cache holds of the binary then.
+                        t["kib_per_target_marginal_anon"] = (t["rss_anon_median_kib"] - t0["rss_anon_median_kib"]) / added
+                        t["kib_per_target_marginal"] = (t["rss_median_kib"] - t0["rss_median_kib"]) / added
         return out
     finally:
         world.destroy()
