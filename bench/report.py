@@ -813,12 +813,16 @@ never as the system service.
   thread of the tool's process, read as for targets — never the scraper's, reported beside it,
   like nginx's and the machine's other load; probes are what the targets saw in the same window
   (nginx `stub_status` accepts for TCP, requests for HTTP, less the reading itself; the far
-  namespace's `IcmpInEchos` ÷ echoes per probe for ICMP). RSS per target, the figure judged, is at the margin: the tool's
-  `VmRSS` at the window's end minus the same tool's at the smallest size of the kind, ÷ the targets
-  added — what a target holds (issue 28: "per-target state is a URL and a verdict"), without what
-  the first probe loads once (reachd maps libcurl, c-ares and their libraries then, about 6 MiB;
-  blackbox_exporter's heap grows with its first scrapes). Beside it, and alone at the smallest size,
-  the same over the tool's idle RSS (reachd without targets, blackbox_exporter never scraped, both
+  namespace's `IcmpInEchos` ÷ echoes per probe for ICMP). RSS is the median of readings every
+  0.2 s over the window. RSS per target, the figure judged, is anonymous memory (`RssAnon`) at the
+  margin: the tool's median at N minus the same tool's at the smallest size of the kind, ÷ the
+  targets added — what a target holds (issue 28: "per-target state is a URL and a verdict"),
+  without what the first probe loads once (reachd maps libcurl, c-ares and their libraries then,
+  about 6 MiB; blackbox_exporter's heap grows with its first scrapes) and without pages of code,
+  which grow in a step where more of a tool's paths first run, not with the targets
+  (bench/README.md, *The fleet phase*). Beside it the same margin of all of `VmRSS`, and, alone at
+  the smallest size, `VmRSS` over the tool's idle RSS (reachd without targets, blackbox_exporter
+  never scraped, both
   measured first), ÷ N. Flatness is reachd's CPU per probe at N ÷ at the smallest
   size of the same kind. A reachd that does not serve within 60 s of its start is recorded as
   failed at that size. At the largest HTTP size reachd then does the link-down flaps of
