@@ -1,3 +1,4 @@
+import CThreads
 import FoundationEssentials
 import Glibc
 import Reachable
@@ -18,15 +19,32 @@ import Testing
         }
     }
 
-    /// A job is shared only from `worthSharing` items, with more than one core, in parts of at
-    /// least `smallestPart` and 16 at most.
-    @Test func howManyPartsAJobIsCutInto() throws {
+    static let cores = SharedParts.cores
+
+    /// A job below `worthSharing` items stays in one part.
+    @Test func aSmallJobIsOnePart() {
         #expect(SharedParts.parts(for: 0) == 1)
         #expect(SharedParts.parts(for: SharedParts.worthSharing - 1) == 1)
-        try #require(ProcessInfo.processInfo.activeProcessorCount > 1, "needs two cores")
+    }
+
+    /// From `worthSharing` items, with more than one core, a job is cut in parts of at least
+    /// `smallestPart` items, 16 at most.
+    @Test(.enabled(if: cores > 1, "needs two cores")) func howManyPartsAJobIsCutInto() {
         #expect(SharedParts.parts(for: SharedParts.worthSharing) == SharedParts.worthSharing / SharedParts.smallestPart)
         #expect(SharedParts.parts(for: 10_000) == 16)
         #expect(SharedParts.parts(for: 1_000_000) == 16)
+    }
+
+    /// With one core every job is one part, run on the caller (run as `taskset -c 0 swift test`).
+    @Test(.enabled(if: cores == 1, "only on one core")) func oneCoreNeverShares() {
+        #expect(SharedParts.parts(for: 1_000_000) == 1)
+    }
+
+    /// The cores counted are those of the CPU affinity: what `sched_getaffinity` allows, never
+    /// more.
+    @Test func theCoresCountedAreTheOnesThisProcessMayRunOn() {
+        #expect(SharedParts.cores >= 1)
+        #expect(SharedParts.cores <= Int(reachd_thread_core_count()))
     }
 
     /// Every part runs exactly once, each thread's in increasing order; while the caller is held
@@ -83,7 +101,10 @@ import Testing
     func anArrayWrittenInPartsIsTheArrayWrittenAtOnce(slowPart: Int?, capacity: Int) {
         let elements = (0..<(2 * SharedParts.worthSharing + 1)).map { $0 % 97 == 0 ? "quote\"\($0)" : "t\($0)" }
         let parts = SharedParts.parts(for: elements.count)
-        let slow = slowPart.map { SharedParts.range(of: $0, in: parts, count: elements.count).lowerBound }
+        // With one core the job is one part: a slow part past it is none.
+        let slow = slowPart.flatMap {
+            $0 < parts ? SharedParts.range(of: $0, in: parts, count: elements.count).lowerBound : nil
+        }
         let atOnce = JSONWriter.bytes(capacity: capacity) { json in
             json.object { json.field("list") { json.array(elements) { json.string($0) } } }
         }

@@ -1,3 +1,4 @@
+import CThreads
 import FoundationEssentials
 import Synchronization
 
@@ -54,8 +55,12 @@ package enum SharedParts {
         }
     }
 
-    /// Cores this process may run on (its CPU affinity and, in a container, its CPU quota).
-    private static let cores = ProcessInfo.processInfo.activeProcessorCount
+    /// Cores this process may run on: the fewer of its CPU affinity (`taskset`, a container's
+    /// cpuset) and the online cores or, in a container, its CPU quota (`ProcessInfo`, which does
+    /// not read the affinity: under `taskset -c 0` it said 2 here).
+    package static let cores = min(
+        ProcessInfo.processInfo.activeProcessorCount,
+        reachd_thread_core_count() > 0 ? Int(reachd_thread_core_count()) : .max)
 
     /// The next part nobody has taken.
     private final class Counter: Sendable {
