@@ -333,9 +333,9 @@ def measure(world: FleetWorld, kind: str, count: int, window: float, pid: int, e
         "wakeups_per_probe": wakeups / probes if probes > 0 else None,
         "rss_kib": rss, "rss_end_kib": nsutil.status_kib(pid), "hwm_kib": nsutil.status_kib(pid, "VmHWM"),
         "rss_anon_end_kib": nsutil.status_kib(pid, "RssAnon"),
-        # The median of the readings every 0.2 s over the window: one reading at its end fell
-        # before or after a trim, a round's transfers, the allocator's give-back (±0.3 MB at 100
-        # targets between two runs of one build).
+        # The median of the readings every 0.2 s over the window: one reading at its end falls
+        # before or after a trim, a round's transfers, a garbage collection (at 10,000 `tcp://`
+        # targets 0.4 MiB off the median for reachd, 1.7 MiB for blackbox_exporter, in one run).
         "rss_median_kib": statistics.median(m[0] for m in memory[pid]) if memory.get(pid) else None,
         "rss_anon_median_kib": statistics.median(m[1] for m in memory[pid]) if memory.get(pid) else None,
         "threads": len(os.listdir(f"/proc/{pid}/task")), "threads_active": len(per_thread),
