@@ -3,6 +3,7 @@
 
 #include <sched.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct start {
     cpu_set_t all;
@@ -49,6 +50,11 @@ int reachd_thread_core(void) { return sched_getcpu(); }
 int reachd_thread_core_count(void) {
     cpu_set_t cores;
     return sched_getaffinity(0, sizeof cores, &cores) == 0 ? CPU_COUNT(&cores) : -1;
+}
+
+int reachd_process_core_count(void) {
+    cpu_set_t cores;
+    return sched_getaffinity(getpid(), sizeof cores, &cores) == 0 ? CPU_COUNT(&cores) : -1;
 }
 
 int reachd_thread_hold_to_this_core(void) {

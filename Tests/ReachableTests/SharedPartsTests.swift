@@ -40,11 +40,23 @@ import Testing
         #expect(SharedParts.parts(for: 1_000_000) == 1)
     }
 
-    /// The cores counted are those of the CPU affinity: what `sched_getaffinity` allows, never
-    /// more.
-    @Test func theCoresCountedAreTheOnesThisProcessMayRunOn() {
-        #expect(SharedParts.cores >= 1)
-        #expect(SharedParts.cores <= Int(reachd_thread_core_count()))
+    /// The cores counted are those the process may run on (`sched_getaffinity`, never more), the
+    /// same from a thread held to one core. (Under `taskset -c 0 swift test` the count is 1 and
+    /// `oneCoreNeverShares` runs.)
+    @Test func theCoresCountedAreTheProcesssWhicheverThreadCounts() throws {
+        let counted = SharedParts.countCores()
+        #expect(counted >= 1)
+        #expect(counted <= Int(reachd_process_core_count()))
+        #expect(SharedParts.cores == counted)
+        let onOneCore = Mutex<(held: Int32, counted: Int)?>(nil)
+        let thread = try DedicatedThread {
+            let held = reachd_thread_hold_to_this_core()
+            onOneCore.withLock { $0 = (held, SharedParts.countCores()) }
+        }
+        thread.join()
+        let seen = try #require(onOneCore.withLock { $0 })
+        try #require(seen.held >= 0, "the thread could not be held to one core")
+        #expect(seen.counted == counted)
     }
 
     /// Every part runs exactly once, each thread's in increasing order; while the caller is held

@@ -19,6 +19,10 @@ int reachd_thread_core(void);
 // How many cores the calling thread may run on.
 int reachd_thread_core_count(void);
 
+// How many cores the process may run on: its main thread's CPU affinity (`taskset`, a container's
+// cpuset), whichever thread asks.
+int reachd_process_core_count(void);
+
 // Holds the calling thread to the core it runs on now; returns that core, or -1.
 int reachd_thread_hold_to_this_core(void);
 

@@ -55,12 +55,17 @@ package enum SharedParts {
         }
     }
 
-    /// Cores this process may run on: the fewer of its CPU affinity (`taskset`, a container's
-    /// cpuset) and the online cores or, in a container, its CPU quota (`ProcessInfo`, which does
-    /// not read the affinity: under `taskset -c 0` it said 2 here).
-    package static let cores = min(
-        ProcessInfo.processInfo.activeProcessorCount,
-        reachd_thread_core_count() > 0 ? Int(reachd_thread_core_count()) : .max)
+    /// Cores this process may run on, counted once.
+    package static let cores = countCores()
+
+    /// The fewer of the process's CPU affinity (`taskset`, a container's cpuset) and the online
+    /// cores or, in a container, its CPU quota (`ProcessInfo`, which does not read the affinity:
+    /// under `taskset -c 0` it said 2 here). The process's affinity, not the calling thread's:
+    /// whichever thread counts first, the count is the same.
+    package static func countCores() -> Int {
+        let affinity = Int(reachd_process_core_count())
+        return min(ProcessInfo.processInfo.activeProcessorCount, affinity > 0 ? affinity : .max)
+    }
 
     /// The next part nobody has taken.
     private final class Counter: Sendable {
