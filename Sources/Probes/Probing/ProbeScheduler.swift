@@ -46,8 +46,6 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
     private var runs: [ProbeRuns]
     /// Whether the item's newest run began with every other item's (start, a network change).
     private var beganInRound: [Bool]
-    /// When the item's newest run began: the regular interval counts from there (`finish`).
-    private var beganAt: [ContinuousClock.Instant]
     /// The regular interval between runs, if rounds are to be spread across it (`spread`).
     private let spreadInterval: Duration?
     private var generations = 0
@@ -67,7 +65,7 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
     /// - Parameters:
     ///   - timerSource: names this source's timers apart from every other source's.
     ///   - spreadInterval: the regular interval, when the runs after a round are to be spread
-    ///     across it (the targets; `spread`); it then counts from each run's start (`finish`).
+    ///     across it (the targets; `spread`).
     ///   - maxRunsInFlight: at most this many runs under way at once (the targets).
     ///   - answeredByChange: which items a network change's round leaves out (the targets whose
     ///     every address the change's route gate found without a route: a link-down at 10,000
@@ -90,7 +88,6 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         self.answeredByChange = answeredByChange
         runs = Array(repeating: ProbeRuns(), count: items)
         beganInRound = Array(repeating: false, count: items)
-        beganAt = Array(repeating: .now, count: items)
         isWaiting = Array(repeating: false, count: items)
         waitingInRound = Array(repeating: false, count: items)
     }
@@ -120,7 +117,6 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
     func resize(to items: Int) {
         runs = Array(repeating: ProbeRuns(), count: items)
         beganInRound = Array(repeating: false, count: items)
-        beganAt = Array(repeating: .now, count: items)
         isWaiting = Array(repeating: false, count: items)
         waitingInRound = Array(repeating: false, count: items)
         waiting = []
@@ -176,7 +172,6 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         let generation = generations
         beganInRound[item] = inRound
         guard runs[item].begin(generation) else { return }
-        beganAt[item] = .now
         runsInFlight += 1
         let epoch = monitor.networkEpoch
         run(
@@ -200,13 +195,7 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         case .current: break
         }
         guard let result, let delay = record(item, result, epoch, true) else { return }
-        // The regular interval counts from the run's start, as "how often a target is probed"
-        // says: from its end, an `icmp://` probe (four echoes 100 ms apart) came every 10.3 s, and
-        // 1,000 of them sent 2,925 probes in 30 s instead of 3,000 (the fleet bench). A backoff
-        // confirming a failure counts from the result ("probed again after 1 s").
-        let now = ContinuousClock.now
-        let from = spreadInterval != nil && delay == spreadInterval ? beganAt[item] : now
-        engine.schedule(key: EngineTimerKey(timerSource, item: item), at: max(now, from + spread(item, delay)))
+        engine.schedule(key: EngineTimerKey(timerSource, item: item), at: .now + spread(item, delay))
     }
 
     /// A run that began with every other item's ended about when theirs did: its next regular run
