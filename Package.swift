@@ -38,6 +38,8 @@ let package = Package(
         ),
         // eventfd(2) for `WakeUpEvent`: a header Glibc's module map leaves out (nothing to link).
         .systemLibrary(name: "CEventFD"),
+        // signalfd(2) for `SignalReader`: a header Glibc's module map leaves out (nothing to link).
+        .systemLibrary(name: "CSignalFD"),
         // ICMP headers and the socket error queue for `icmp://` probes (nothing to link).
         .systemLibrary(name: "CICMP"),
         // mallopt(3) for `MemoryPolicy`, malloc_trim(3) for `AllocatorTrim`: a header Glibc's
@@ -116,6 +118,7 @@ let package = Package(
         .target(
             name: "ReachdApp",
             dependencies: [
+                "CSignalFD",
                 "Reachable",
                 "Probes",
                 "ReachableServer",
