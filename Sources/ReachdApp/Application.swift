@@ -4,7 +4,6 @@ public import Probes
 public import Reachable
 public import ReachableServer
 public import ServiceLifecycle
-public import UnixSignals
 
 /// What runs, as ServiceLifecycle services in dependency order — the monitor, the probes, the
 /// HTTP server — so shutdown runs in reverse. Built by `buildApplication`, used by `reachd serve`,
@@ -21,24 +20,24 @@ public struct Application: Sendable {
     /// In dependency order.
     public let services: [any Service]
 
-    /// Runs every service until SIGTERM or SIGINT (or until the server ends, or `finisher`),
-    /// then shuts them down in reverse order. SIGHUP meanwhile reads `--targets-file` again
-    /// (`HangupService`).
+    /// Runs every service until `requests` asks for the graceful shutdown (SIGTERM or SIGINT), the
+    /// server ends, or `finisher` does; then shuts them down in reverse order. Each reload request
+    /// (SIGHUP) meanwhile reads `--targets-file` and `--web-config-file` again (`HangupService`).
     ///
     /// - Parameters:
     ///   - shutdownTimeout: the longest the graceful shutdown may take, in seconds.
-    ///   - signals: what starts the graceful shutdown (tests trigger it themselves).
-    ///   - reloadSignal: what reads the targets file again; `nil`: left as it is (tests).
+    ///   - requests: where shutdown and reload requests come from (`ProcessSignals.claim()` for
+    ///     the process's signals); `nil`: none but the group's own graceful shutdown (tests).
     ///   - finisher: a service run last whose end shuts the group down (`reachd wait`'s
-    ///     `ConditionWait`); the first stopped on a signal.
+    ///     `ConditionWait`); the first stopped on a shutdown request.
     public func run(
-        logger: Logger, shutdownTimeout: Double, signals: [UnixSignal] = [.sigterm, .sigint],
-        reloadSignal: UnixSignal? = .sighup, until finisher: (any Service)? = nil
+        logger: Logger, shutdownTimeout: Double, requests: ControlRequests? = nil,
+        until finisher: (any Service)? = nil
     ) async throws {
         var running = services
-        if let reloadSignal {
+        if let requests {
             // Before the server: it stops first, and a SIGHUP while it drains is still harmless.
-            let hangup = HangupService(probes: probes, webConfig: webConfig, logger: logger, signal: reloadSignal)
+            let hangup = HangupService(reloads: requests.reloads, probes: probes, webConfig: webConfig, logger: logger)
             running.insert(hangup, at: server == nil ? running.endIndex : running.endIndex - 1)
         }
         if let webConfig {
@@ -47,18 +46,29 @@ public struct Application: Sendable {
         let ending: ServiceGroupConfiguration.ServiceConfiguration? = finisher.map {
             .init(service: $0, successTerminationBehavior: .gracefullyShutdownGroup)
         }
+        // No signals of its own: ServiceGroup's are libdispatch signal sources, which can lose one
+        // (`ProcessSignals`).
         var configuration = ServiceGroupConfiguration(
             services: running.map { service in
                 .init(
                     service: service,
                     successTerminationBehavior: service is ReachabilityServer ? .gracefullyShutdownGroup : .ignore)
             } + (ending.map { [$0] } ?? []),
-            gracefulShutdownSignals: signals,
             logger: logger
         )
         // The server cuts its own stragglers before this; the margin is for the group itself.
         configuration.maximumGracefulShutdownDuration = .seconds(shutdownTimeout + 1)
-        try await ServiceGroup(configuration: configuration).run()
+        let group = ServiceGroup(configuration: configuration)
+        guard let requests else { return try await group.run() }
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            // The group's own graceful shutdown, as its signal handling started it: the same order
+            // and log lines. One asked for before the group runs is kept by the group until it does.
+            tasks.addTask {
+                for await _ in requests.shutdowns { await group.triggerGracefulShutdown() }
+            }
+            defer { tasks.cancelAll() }
+            try await group.run()
+        }
     }
 }
 

@@ -27,8 +27,8 @@ public final class ConditionWait: Service, Sendable {
     public var outcome: WaitOutcome? { ended.withLock { $0 } }
 
     public func run() async {
-        // Logged from here: the group traps SIGTERM and SIGINT before its services run, so a
-        // signal sent once this line is out is answered with the lines, never a default death.
+        // A signal sent once this line is out is answered with the lines, never a default death:
+        // `reachd wait` claimed SIGTERM and SIGINT before it built anything (`ProcessSignals`).
         logger.info(
             "reachd waiting",
             metadata: [

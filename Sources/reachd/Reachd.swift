@@ -1,8 +1,8 @@
 import ArgumentParser
 
 /// `reachd`: serve the network's reachability over HTTP, or ask a running instance about it.
-/// Plain `reachd [options]` serves, so `reachd --help` lists every serving option.
-@main
+/// Plain `reachd [options]` serves, so `reachd --help` lists every serving option. Started by
+/// `main.swift`, which blocks the signals first.
 struct Reachd: AsyncParsableCommand {
     static let version = "0.1.0"
     /// What the client commands send as `User-Agent`.

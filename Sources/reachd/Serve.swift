@@ -7,7 +7,7 @@ import ReachdApp
 
 /// `reachd serve` — also what plain `reachd` does: run the monitor and the HTTP server until
 /// SIGTERM or SIGINT.
-struct Serve: AsyncParsableCommand {
+struct Serve: AsyncParsableCommand, ClaimsSignals {
     static let configuration = CommandConfiguration(
         abstract: "Serve /status, /events and health endpoints (what plain `reachd` does)."
     )
@@ -19,13 +19,19 @@ struct Serve: AsyncParsableCommand {
     }
 }
 
+/// Plain `reachd` serves.
+extension Reachd: ClaimsSignals {}
+
 extension ServeOptions {
     /// Runs the monitor, the probes and the HTTP server until SIGTERM or SIGINT.
     func serve() async throws {
+        // First: a SIGTERM held while the command line was read, or sent while the rest starts, is
+        // answered once the group runs; a SIGHUP is a reload, never the end of the process.
+        let requests = ProcessSignals.claim()
         MemoryPolicy.apply()
         let logger = try monitoring.makeLogger()
         guard let (application, shutdownTimeout) = try start(logger: logger) else { return }
-        try await application.run(logger: logger, shutdownTimeout: shutdownTimeout)
+        try await application.run(logger: logger, shutdownTimeout: shutdownTimeout, requests: requests)
     }
 
     /// Builds the application from the configuration and says where it listens. The configuration

@@ -8,7 +8,7 @@ import ReachdApp
 /// `reachd wait`: what `systemd-networkd-wait-online` and `nm-online` are to a host, for init
 /// containers and boot scripts. The monitor and the probes run in this process (the same app
 /// builder as serving, without the server: no port is bound) until every condition holds.
-struct WaitCommand: AsyncParsableCommand {
+struct WaitCommand: AsyncParsableCommand, ClaimsSignals {
     static let configuration = CommandConfiguration(
         commandName: "wait",
         abstract: "Wait until every --for condition holds (exit 0), or give up at --timeout (exit 1).",
@@ -42,6 +42,9 @@ struct WaitCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // First: SIGTERM or SIGINT, even one held while the command line was read, ends the wait
+        // with its lines.
+        let requests = ProcessSignals.claim()
         let logger = try monitoring.makeLogger()
         let (configuration, conditions, timeout) = try waitConfiguration()
         let application: Application
@@ -52,7 +55,8 @@ struct WaitCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let wait = ConditionWait(conditions: conditions, timeout: timeout, monitor: application.monitor, logger: logger)
-        try await application.run(logger: logger, shutdownTimeout: Self.shutdownTimeout, until: wait)
+        try await application.run(
+            logger: logger, shutdownTimeout: Self.shutdownTimeout, requests: requests, until: wait)
         // Every service has stopped: the probes' thread joined, the monitor closed.
         let outcome =
             wait.outcome ?? WaitOutcome(.interrupted, conditions: conditions, status: application.monitor.current)

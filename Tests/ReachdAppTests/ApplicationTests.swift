@@ -111,7 +111,7 @@ struct ApplicationTests {
         let port = try #require(application.server?.port)
         try await testGracefulShutdown { trigger in
             let running = Task {
-                try await application.run(logger: Logger(label: "test"), shutdownTimeout: 3, signals: [])
+                try await application.run(logger: Logger(label: "test"), shutdownTimeout: 3)
             }
             // The probes run once the group does: the target is decided.
             let deadline = ContinuousClock.now + .seconds(30)

@@ -53,7 +53,7 @@ struct ConditionWaitTests {
             conditions: [.always], timeout: .seconds(30), monitor: application.monitor, logger: Logger(label: "test"))
         let started = ContinuousClock.now
         try await application.run(
-            logger: Logger(label: "test"), shutdownTimeout: 3, signals: [], reloadSignal: nil, until: wait)
+            logger: Logger(label: "test"), shutdownTimeout: 3, until: wait)
         #expect(ContinuousClock.now - started < .seconds(25), "well before the 30 s timeout")
         #expect(wait.outcome?.ending == .held)
         #expect(wait.outcome?.lines == ["always pass"])
@@ -67,7 +67,7 @@ struct ConditionWaitTests {
             logger: Logger(label: "test"))
         let started = ContinuousClock.now
         try await application.run(
-            logger: Logger(label: "test"), shutdownTimeout: 3, signals: [], reloadSignal: nil, until: wait)
+            logger: Logger(label: "test"), shutdownTimeout: 3, until: wait)
         let waited = ContinuousClock.now - started
         #expect(waited >= .milliseconds(300) && waited < .seconds(30), "\(waited)")
         #expect(wait.outcome?.ending == .timedOut)
@@ -82,7 +82,7 @@ struct ConditionWaitTests {
         try await testGracefulShutdown { trigger in
             let running = Task {
                 try await application.run(
-                    logger: Logger(label: "test"), shutdownTimeout: 3, signals: [], reloadSignal: nil, until: wait)
+                    logger: Logger(label: "test"), shutdownTimeout: 3, until: wait)
             }
             // The wait subscribes at once; shut down once it does.
             let deadline = ContinuousClock.now + .seconds(30)
