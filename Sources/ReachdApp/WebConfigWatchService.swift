@@ -5,8 +5,9 @@ import ReachableServer
 import ServiceLifecycle
 
 /// Reads the web config again when it or a file it names changes. Each file is watched through
-/// its directory (`FileWatch`), so the symlink swap by which Kubernetes updates a Secret's files
-/// and cert-manager rotates a certificate is seen, as is a write in place or a rename.
+/// every directory on its path (`FileWatch`), so a symlink swapped anywhere along it — the swap by
+/// which Kubernetes updates a Secret's files and cert-manager rotates a certificate, a deploy's
+/// `current -> v2` — is seen, as is a write in place or a rename.
 ///
 /// A thread of its own sleeps in `poll` on the inotify descriptors and a stop event: nothing
 /// wakes reachd while the files stay as they are (it never polls on a timer), and a change is
@@ -47,8 +48,8 @@ struct WebConfigWatchService: Service {
         }
     }
 
-    /// A watch per file; a file whose directory cannot be watched is left out (its reading at
-    /// start succeeded, so this is a directory gone meanwhile: SIGHUP still reloads).
+    /// A watch per file; a file not one of whose directories can be watched is left out (out of
+    /// inotify watches, or no permission to read any: SIGHUP still reloads).
     private static func watch(_ files: [String]) -> [FileWatch] {
         files.compactMap { try? FileWatch(path: $0, completedWritesOnly: true) }
     }

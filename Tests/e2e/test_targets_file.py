@@ -1,11 +1,12 @@
 """Targets from a file (`--targets-file`), changed without a restart; SIGHUP; flap control.
 
 A running reachd in the world's client namespace, SSE clients connected, and its targets file
-rewritten: by a rename (what editors do), through SIGHUP, by a ConfigMap-style `..data` symlink
-swap (what kubelet does), badly, or without a target `--ready-when` needs. The document follows
-in one event, a kept target keeps its `since`, no stream ends or skips a document, and `/metrics`
-and the log say what happened. Then a lossy server under `--target-failures 3
---target-successes 2`: steady, and still honest about a real outage.
+rewritten: by a rename (what editors do), by a symlink swapped further up its path, through
+SIGHUP, by a ConfigMap-style `..data` symlink swap (what kubelet does), badly, or without a
+target `--ready-when` needs. The document follows in one event, a kept target keeps its `since`,
+no stream ends or skips a document, and `/metrics` and the log say what happened. Then a lossy
+server under `--target-failures 3 --target-successes 2`: steady, and still honest about a real
+outage.
 """
 
 from __future__ import annotations
@@ -191,9 +192,10 @@ def test_a_rewritten_file_is_applied_in_place(world, reachd_in, targets_dir):
     assert now[f'reachd_target_up{{target="new"}}'] == 1
 
 
-def test_sighup_reads_a_change_the_watch_cannot_see(world, reachd_in, targets_dir):
-    """The file's directory is reached through a symlink one level up; swapping that symlink
-    makes no event where reachd watches — only SIGHUP reads the new file."""
+def test_a_swapped_parent_symlink_is_applied(world, reachd_in, targets_dir):
+    """The file's directory is reached through a symlink one level up (`current -> v1`, swapped
+    to `v2` with v1 left in place): a change, though nothing in the file's old directory moved.
+    SIGHUP then reads the same file again."""
     web = world.server()
     p = web.port
     for version, text in (("v1", f"kept=tcp://db.test:{p}\ngone=tcp://db.test:{p}\nmoved=tcp://db.test:{p}\n"),
@@ -208,20 +210,20 @@ def test_sighup_reads_a_change_the_watch_cannot_see(world, reachd_in, targets_di
     try:
         (targets_dir / "next").symlink_to("v2")
         os.replace(targets_dir / "next", targets_dir / "current")
-        server.process.send_signal(signal.SIGHUP)
         check_applied_in_place(clients, before, ["kept", "moved", "new"], kept=["kept"], fresh=["moved", "new"])
         wait_status(server, all_reachable(["kept", "moved", "new"]), timeout=8)
         assert_streams_alive(clients)
     finally:
         close_clients(clients)
     record = wait_log(server, applied, timeout=3, what="the reload")
-    assert record["cause"] == "signal"
+    assert record["cause"] == "file-changed"
     assert (record["added"], record["removed"], record["changed"]) == (["new"], ["gone"], ["moved"])
 
-    # SIGHUP again, nothing changed: read and reported, no new document.
+    # SIGHUP, nothing changed: read and reported, no new document.
     sequence = status(server)["sequence"]
     server.process.send_signal(signal.SIGHUP)
-    wait_log(server, lambda r: applied(r) and r["added"] == [] and r["kept"] == 3, timeout=3, what="second SIGHUP")
+    wait_log(server, lambda r: applied(r) and r["cause"] == "signal" and r["added"] == [] and r["kept"] == 3,
+             timeout=3, what="SIGHUP")
     assert status(server)["sequence"] == sequence
     assert server.process.poll() is None
 

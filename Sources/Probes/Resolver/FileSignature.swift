@@ -3,8 +3,8 @@ import Glibc
 
 /// Identity and version of a file without reading it: device, inode, size and modification time.
 ///
-/// `FileWatch` compares it when an event arrives in the watched file's directory under another
-/// name: only a change of what the path leads to (a swapped symlink) counts as a change.
+/// `FileWatch` compares it when a name along the watched path is created, removed or renamed:
+/// only a change of what the path leads to (a swapped symlink) counts as a change.
 struct FileSignature: Equatable {
     var device: UInt64
     var inode: UInt64
