@@ -23,17 +23,6 @@ package struct LocalHTTPClient {
         self.userAgent = userAgent
     }
 
-    package struct Failure: Error, CustomStringConvertible {
-        package var description: String
-        /// The address answered ECONNREFUSED: nothing listens on that port.
-        package var refused: Bool
-
-        package init(description: String, refused: Bool = false) {
-            self.description = description
-            self.refused = refused
-        }
-    }
-
     package struct Head {
         package var status: Int
         /// By lowercased name; the last of a name wins.
@@ -51,7 +40,8 @@ package struct LocalHTTPClient {
         host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
     }
 
-    /// Opens a connection and sends `GET path` with `headers`; the caller reads the answer.
+    /// Opens a connection and sends `GET path` with `headers`; the caller reads the answer
+    /// (`Connection.readHead`).
     package func open(_ path: String, headers: [(name: String, value: String)] = []) throws -> Connection {
         let connection = try connect()
         var request =
@@ -65,7 +55,7 @@ package struct LocalHTTPClient {
     /// The whole answer of a short request (`/status`, `/readyz`).
     package func get(_ path: String) throws -> (head: Head, body: [UInt8]) {
         let connection = try open(path)
-        let head = try connection.reader.readHead()
+        let head = try connection.readHead()
         return (head, try connection.reader.readBody(after: head))
     }
 
@@ -77,9 +67,11 @@ package struct LocalHTTPClient {
             do {
                 // The certificate names what was asked: `localhost`, or the address given.
                 return try Connection(
-                    address: address, port: port, timeout: timeout,
+                    address: address, port: port, timeout: timeout, hostHeader: hostHeader,
                     tls: tls.map { ($0, host.lowercased() == "localhost" ? "localhost" : host) })
             } catch {
+                // What only other options mend (TLS against plain, say) is told as it is.
+                if error.needsOtherOptions { throw error }
                 reasons.append(error.description)
                 refused = refused && error.refused
             }
@@ -94,15 +86,22 @@ package struct LocalHTTPClient {
             description: "cannot connect to \(hostHeader): \(reasons.joined(separator: "; "))\(hint)", refused: refused)
     }
 
-    /// One TCP connection; its answer is read through `reader`.
+    /// One TCP connection; its answer is read through `reader`, its head through `readHead`.
     package final class Connection {
         private let socket: OwnedDescriptor
         /// With `--tls`: the session every byte goes through.
         private let session: TLSClientSession?
+        /// Without: what the socket gave, for telling a TLS port's refusal of a plain request.
+        private let plain: PlainReception?
+        /// `host:port`, as the failures name it.
+        private let address: String
         /// Reads the answer from this connection's socket (while the connection lives).
         package let reader: ResponseReader
 
-        init(address: String, port: Int, timeout: Double, tls: (ClientTLS, serverName: String)? = nil) throws(Failure) {
+        init(
+            address: String, port: Int, timeout: Double, hostHeader: String,
+            tls: (ClientTLS, serverName: String)? = nil
+        ) throws(Failure) {
             guard let ip = IPAddress(address) else { throw Failure(description: "\(address) is not an IP address") }
             guard let port = UInt16(exactly: port) else {
                 throw Failure(description: "port \(port) is not in 0...65535")
@@ -110,15 +109,34 @@ package struct LocalHTTPClient {
             let socket = try Self.connectedSocket(ip, address: address, port: port, timeout: timeout)
             let descriptor = socket.rawValue
             let session = try tls.map { (settings, serverName) throws(Failure) in
-                try TLSClientSession(socket: descriptor, serverName: serverName, settings: settings)
+                try TLSClientSession(
+                    socket: descriptor, serverName: serverName, address: hostHeader, timeout: timeout,
+                    settings: settings)
             }
             self.socket = socket
             self.session = session
+            self.address = hostHeader
             if let session {
+                plain = nil
                 reader = ResponseReader { try session.receive() }
             } else {
-                reader = ResponseReader { try Self.receive(from: descriptor) }
+                let plain = PlainReception(socket: descriptor)
+                self.plain = plain
+                reader = ResponseReader { try plain.receive() }
             }
+        }
+
+        /// The status line and headers. A plain request that met a TLS port, and a `401`, fail
+        /// with what to do about them.
+        package func readHead() throws -> Head {
+            let head: Head
+            do {
+                head = try reader.readHead()
+            } catch let failure as Failure {
+                throw plain?.tlsRefusal(at: address) ?? failure
+            }
+            guard head.status != 401 else { throw Failure.credentialsRefused(by: address) }
+            return head
         }
 
         /// A TCP socket connected to `ip`, with the timeouts set.
@@ -177,17 +195,6 @@ package struct LocalHTTPClient {
             var time = timeval(tv_sec: whole, tv_usec: Int((seconds - Double(whole)) * 1_000_000))
             try systemCall("setsockopt") {
                 setsockopt(descriptor, SOL_SOCKET, option, &time, socklen_t(MemoryLayout<timeval>.size))
-            }
-        }
-
-        /// The next bytes from the socket; empty at end of stream.
-        private static func receive(from descriptor: Int32) throws -> [UInt8] {
-            var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-            do {
-                let count = try systemCall("recv") { recv(descriptor, &chunk, chunk.count, 0) }
-                return Array(chunk[0..<count])
-            } catch {
-                throw Failure(description: error.code == EAGAIN ? "timed out" : "read failed: \(error)")
             }
         }
     }
