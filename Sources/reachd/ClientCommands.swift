@@ -19,11 +19,16 @@ struct StatusCommand: ParsableCommand {
         var client = LocalHTTPClient(
             host: try address.clientHost(), port: try address.resolvedPort(), userAgent: Reachd.userAgent)
         try security.configure(&client)
-        let (head, body) = try client.get("/status")
-        guard head.status != 401 else {
-            throw ValidationError("reachd answered 401: it needs credentials (--user NAME:PASSWORD or REACHD_USER)")
+        let body: [UInt8]
+        do {
+            let (head, answer) = try client.get("/status")
+            guard head.status == 200 else {
+                throw LocalHTTPClient.Failure(description: "\(client.hostHeader) answered \(head.status)")
+            }
+            body = answer
+        } catch let failure as LocalHTTPClient.Failure {
+            throw failure.reported()
         }
-        guard head.status == 200 else { throw ValidationError("reachd answered \(head.status)") }
         if json {
             print(String(decoding: body, as: UTF8.self))
             return
@@ -50,12 +55,13 @@ struct StatusCommand: ParsableCommand {
 }
 
 /// `reachd check`: exit 0 when the local instance answers ready (or live), 1 when it does not
-/// or cannot be asked, 64 for a usage mistake — so a typo in a probe does not read as an
-/// outage. For a Docker HEALTHCHECK in an image without curl.
+/// or cannot be asked, 77 when it refuses the credentials, 64 for a usage mistake — so a typo
+/// in a probe does not read as an outage. For a Docker HEALTHCHECK in an image without curl.
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Exit 0 if a running reachd is ready (or live with --live), 1 otherwise (64: a usage error).",
+        abstract:
+            "Exit 0 if a running reachd is ready (or live with --live), 1 otherwise (77: credentials refused; 64: a usage error).",
         discussion: "When the check fails, each failing check is printed with the state it observed."
     )
 
@@ -93,9 +99,9 @@ struct CheckCommand: ParsableCommand {
                 for line in HealthText.failingChecks(body) { print(line) }
                 throw ExitCode(1)
             }
-        } catch let error as LocalHTTPClient.Failure {
-            print("\(path): \(error)")
-            throw ExitCode(1)
+        } catch let failure as LocalHTTPClient.Failure {
+            print("\(path): \(failure)")
+            throw ExitCode(failure.exitStatus)
         }
     }
 }

@@ -8,7 +8,9 @@ import ReachdClient
 /// restarted. When the stream ends or
 /// the server cannot be reached, it says so on stderr and reconnects as a browser's
 /// `EventSource` does — after the server's `retry:`, with `Last-Event-ID` — doubling the pause
-/// while attempts fail; `--once` ends with the first stream instead.
+/// while attempts fail; `--once` ends with the first stream instead. What no retry mends ends it
+/// too: refused credentials (exit 77), and before any stream opened, the other protocol or a
+/// certificate not trusted (exit 1).
 struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
@@ -33,14 +35,22 @@ struct WatchCommand: AsyncParsableCommand {
         var reader = EventStreamReader()
         var lines = WatchLines()
         var pause: Duration?
+        // Once a stream opened, the options were right: a later mismatch is a restart with other
+        // settings, or a connection limit that closed this one at once, and worth another try.
+        var streamed = false
         while true {
             do {
-                try follow(client, with: &reader, printing: &lines) { pause = nil }
+                try follow(client, with: &reader, printing: &lines) {
+                    pause = nil
+                    streamed = true
+                }
                 if once { return }
                 Self.say("the stream ended")
-            } catch let error as LocalHTTPClient.Failure {
-                if once { throw error }
-                Self.say("\(error)")
+            } catch let failure as LocalHTTPClient.Failure {
+                if once || failure.kind == .credentialsRefused || (failure.needsOtherOptions && !streamed) {
+                    throw failure.reported()
+                }
+                Self.say("\(failure)")
             }
             let retry = reader.retry.map { Duration.milliseconds($0) } ?? Self.defaultRetry
             // After a stream that worked: the server's delay; after each failed attempt, twice the last.
@@ -63,8 +73,10 @@ struct WatchCommand: AsyncParsableCommand {
         // current document either way: status is state).
         let headers = reader.lastEventID.map { [(name: "Last-Event-ID", value: $0)] } ?? []
         let connection = try client.open("/events", headers: headers)
-        let head = try connection.reader.readHead()
-        guard head.status == 200 else { throw LocalHTTPClient.Failure(description: "reachd answered \(head.status)") }
+        let head = try connection.readHead()
+        guard head.status == 200 else {
+            throw LocalHTTPClient.Failure(description: "\(client.hostHeader) answered \(head.status)")
+        }
         try connection.disableReadTimeout()
         connected()
         lines.streamOpened()
