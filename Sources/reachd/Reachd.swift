@@ -25,7 +25,10 @@ struct Reachd: AsyncParsableCommand {
             a graceful shutdown, 1 when serving fails, 64 for a usage error (a malformed option).
             """,
         version: version,
-        subcommands: [Serve.self, StatusCommand.self, WatchCommand.self, CheckCommand.self, WaitCommand.self]
+        subcommands: [
+            Serve.self, StatusCommand.self, WatchCommand.self, CheckCommand.self, WaitCommand.self,
+            HashPasswordCommand.self,
+        ]
     )
 
     @OptionGroup var options: ServeOptions

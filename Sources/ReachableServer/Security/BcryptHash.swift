@@ -38,7 +38,7 @@ enum BcryptHash {
 
     /// `crypt_r(password, setting)`; `nil` when libxcrypt refuses the setting (it answers with a
     /// string starting with `*`).
-    private static func compute(_ password: [UInt8], setting: String) -> [UInt8]? {
+    static func compute(_ password: [UInt8], setting: String) -> [UInt8]? {
         // `struct crypt_data` is 32 KiB: on the heap, once per call (a verification is
         // milliseconds of bcrypt; the allocation is nothing beside it).
         let data = UnsafeMutablePointer<crypt_data>.allocate(capacity: 1)
