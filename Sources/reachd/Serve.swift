@@ -61,6 +61,9 @@ extension ServeOptions {
                 "targetsFile": probes.targetsFile.map { .string($0.path) } ?? LogFields.null,
                 "connectivity": probes.connectivity.map { .string($0.url.text) } ?? LogFields.null,
                 "dnsCheck": probes.dnsCheck.map { .string($0) } ?? LogFields.null,
+                // Whether the web config took: HTTPS only, and how many basic_auth_users.
+                "tls": "\(server.security?.servesTLS == true ? "on" : "off")",
+                "users": .stringConvertible(server.security?.config.users.count ?? 0),
             ]
         )
         return (application, server.shutdownTimeout)
