@@ -75,9 +75,12 @@ UNITDIR := $(PREFIX)/lib/systemd/system
 # The binary installed: the release build (REACHD_RELEASE_BIN: one already built that way).
 RELEASE_BIN ?= .build/release/reachd
 
-## Build release and install reachd and reachd.service (PREFIX=/usr/local, DESTDIR); then
+## Install what `make release` built — reachd and reachd.service (PREFIX=/usr/local, DESTDIR) —
+## without building anything: `make release && sudo make install` (as root the compiler never
+## runs: Swift need not be on root's PATH, and no .build is left owned by root); then
 ## `sudo systemctl daemon-reload && sudo systemctl enable --now reachd`.
-install: deps release
+install:
+	@[ -x $(RELEASE_BIN) ] || { echo "make install: no $(RELEASE_BIN) to install: run 'make release' first (as yourself), then 'sudo make install'" >&2; exit 1; }
 	install -D -m 0755 $(RELEASE_BIN) $(DESTDIR)$(BINDIR)/reachd
 	install -d $(DESTDIR)$(UNITDIR)
 	sed 's|@BINDIR@|$(BINDIR)|g' deploy/systemd/reachd.service.in > $(DESTDIR)$(UNITDIR)/reachd.service

@@ -684,8 +684,19 @@ check_install() {
         return
     fi
     scratch="$(mktemp -d)"
-    # The Makefile's own recipe, with the binary built above (-o: neither deps nor release rebuilt).
-    make_install() { make -s --no-print-directory -o deps -o release RELEASE_BIN="$RELEASE_BIN" "$@"; }
+    # The Makefile's own recipe, with the binary built above.
+    make_install() { make -s --no-print-directory RELEASE_BIN="$RELEASE_BIN" "$@"; }
+    # It installs what `make release` built and builds nothing (`sudo make install` must never run
+    # the compiler as root); without the binary it says to run `make release` and fails.
+    if make -n --no-print-directory install DESTDIR="$scratch/dry" 2>&1 | grep -qE '(^|[ /])swift( |$)'; then
+        fail "install: make install would build (it must only install what make release built)"
+        bad=1
+    fi
+    if output="$(make -s --no-print-directory RELEASE_BIN="$scratch/none" install DESTDIR="$scratch/dry" 2>&1)" \
+        || ! grep -q "run 'make release' first" <<<"$output"; then
+        fail "install: make install without a release binary did not fail saying to run make release: $output"
+        bad=1
+    fi
     # Staged: the files land under DESTDIR/PREFIX, and the unit names PREFIX, never DESTDIR.
     staged="$scratch/root/opt/reachd"
     unit="$staged/lib/systemd/system/reachd.service"
