@@ -77,7 +77,10 @@ STOPSIGNAL SIGTERM
 # `check --ready` a host whose network is down would mark reachd unhealthy and Swarm would
 # kill it — exactly when its answers ("unreachable") matter most, and a restart cannot bring
 # the network back. Readiness belongs in a Kubernetes readinessProbe (/readyz), which only
-# takes the pod out of rotation. `reachd check` reads REACHD_HOST/REACHD_PORT like the server.
+# takes the pod out of rotation. `reachd check` reads REACHD_HOST/REACHD_PORT like the server,
+# and REACHD_TLS, REACHD_CACERT, REACHD_INSECURE and REACHD_USER: once --web-config-file turns
+# TLS on, set REACHD_TLS=1 with REACHD_CACERT (or REACHD_INSECURE=1 when the certificate does not
+# name 127.0.0.1) in the container's environment, and this command works unchanged.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=5s --retries=3 \
     CMD ["reachd", "check", "--live", "--timeout", "3"]
 
