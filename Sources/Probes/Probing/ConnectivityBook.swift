@@ -102,6 +102,17 @@ struct ConnectivityBook: Sendable {
         for family in AddressFamily.allCases {
             status[family] = shown?.contains(family) == false ? nil : families[family]
         }
+        status.unresolvedFamilies = checkedFamilies.subtracting(
+            AddressFamilies(AddressFamily.allCases.filter { status[$0] != nil }))
         status.deriveOverall(withoutFamilies: withoutFamilies, at: now)
+    }
+
+    /// The families the check is for: those of the last successful resolution (`addresses` stay
+    /// through a failed one), of those shown. An uplink's check is for every family the interface
+    /// is an uplink of until an answer says which the host has; the kernel's choice for none.
+    private var checkedFamilies: AddressFamilies {
+        guard let shown else { return AddressFamilies(addresses.map(\.addressFamily)) }
+        let uplinkOf = AddressFamilies(shown)
+        return addresses.isEmpty ? uplinkOf : AddressFamilies(addresses.map(\.addressFamily)).intersection(uplinkOf)
     }
 }

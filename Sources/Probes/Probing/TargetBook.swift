@@ -35,6 +35,9 @@ struct TargetBook: Sendable {
     /// engine reads one flag a target instead of asking each address again (a set of 10,000
     /// route questions made and searched on the engine thread: 3 ms of a link-down's CPU).
     var unroutableAtLastJudgement = false  // beside `overall.state`: no padding of its own
+    /// The families the name had when it stopped resolving (every family gave up), until a result
+    /// covers them again: the document's `unresolvedFamilies`, which keep their series.
+    private var familiesBeforeFailure: AddressFamilies = []
     /// The document entry's overall state as last derived, and since when: all of the entry that
     /// is not made from the rest (`status` makes the entry when asked; a copy of it kept here was
     /// 233 bytes a target, and copied again at every judgement).
@@ -106,6 +109,7 @@ struct TargetBook: Sendable {
             let resolved = (kept + result.addresses).sorted()
             if resolved != addresses { addresses = resolved }
             unresolved = .unknown(since: now)
+            for family in result.covers { familiesBeforeFailure.remove(family) }
         }
         derive(at: now)
         return failedLookups
@@ -173,6 +177,7 @@ struct TargetBook: Sendable {
             unresolved = TargetEvaluation(
                 state: .unreachable, reason: failure, detail: detail, since: now,
                 consecutiveFailures: evaluator.failureThreshold)
+            familiesBeforeFailure = AddressFamilies(families.present)
             families = PerFamily()
             addresses = spec.url.literal.map { [$0] } ?? []
         }
@@ -224,6 +229,10 @@ struct TargetBook: Sendable {
         }
         let unresolvedFailure = unresolved.reasonIfUnreachable.map { (reason: $0, detail: unresolved.detail) }
         status.deriveOverall(unresolved: families.isEmpty ? unresolvedFailure : nil, at: since)
+        if !familiesBeforeFailure.isEmpty {
+            status.unresolvedFamilies = familiesBeforeFailure.subtracting(
+                AddressFamilies(AddressFamily.allCases.filter { families.has($0) }))
+        }
         // A name not probed yet has resolved to nothing the document could show; a literal is its address.
         status.addresses = status.state == .unknown && spec.url.literal == nil ? [] : addressTexts
         return status

@@ -42,10 +42,18 @@ public struct ConnectivityStatus: Sendable, Equatable, Decodable {
     public var ipv6: ConnectivityFamilyStatus?
     /// `full`, while a family with addresses is not.
     public var degraded: Bool
+    /// The families the check is for that show no verdict because the host's name does not
+    /// resolve (or, for an uplink's check, has not been resolved yet): those of its last
+    /// successful resolution — an uplink's, of those the interface is an uplink of, and every one
+    /// of them before its first answer; empty while each shows one. Not on the wire, where such a
+    /// family is `null` like one the host never had: `/metrics` keeps a family's series while it
+    /// is one of these, since a failure never removes a series.
+    public var unresolvedFamilies: AddressFamilies = []
 
     public init(
         state: State, url: String?, reason: ProbeFailureReason? = nil, since: Date,
-        ipv4: ConnectivityFamilyStatus? = nil, ipv6: ConnectivityFamilyStatus? = nil, degraded: Bool = false
+        ipv4: ConnectivityFamilyStatus? = nil, ipv6: ConnectivityFamilyStatus? = nil, degraded: Bool = false,
+        unresolvedFamilies: AddressFamilies = []
     ) {
         self.state = state
         self.url = url
@@ -54,6 +62,12 @@ public struct ConnectivityStatus: Sendable, Equatable, Decodable {
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.degraded = degraded
+        self.unresolvedFamilies = unresolvedFamilies
+    }
+
+    /// The wire's fields: `unresolvedFamilies` is reachd's own.
+    private enum CodingKeys: String, CodingKey {
+        case state, url, reason, since, ipv4, ipv6, degraded
     }
 
     public static func disabled(since: Date) -> ConnectivityStatus {

@@ -39,12 +39,17 @@ public struct TargetStatus: Sendable, Equatable, Decodable {
     /// Reachable, while a family with addresses is unreachable: the dead family shows without
     /// changing what `state` means.
     public var degraded: Bool
+    /// The families of the last successful resolution that show no verdict because the name does
+    /// not resolve now (every family `nil`, reason `dns`); empty while it resolves. Not on the
+    /// wire, where such a family is `null` like one the name never had: `/metrics` keeps a
+    /// family's series while it is one of these, since a failure never removes a series.
+    public var unresolvedFamilies: AddressFamilies = []
 
     public init(
         name: String, url: String, via: String? = nil, state: State = .unknown, reason: ProbeFailureReason? = nil,
         detail: String? = nil, addresses: [String] = [], interface: String? = nil, since: Date,
         ipv4: TargetFamilyStatus? = nil,
-        ipv6: TargetFamilyStatus? = nil, degraded: Bool = false
+        ipv6: TargetFamilyStatus? = nil, degraded: Bool = false, unresolvedFamilies: AddressFamilies = []
     ) {
         self.name = name
         self.url = url
@@ -58,6 +63,12 @@ public struct TargetStatus: Sendable, Equatable, Decodable {
         self.ipv4 = ipv4
         self.ipv6 = ipv6
         self.degraded = degraded
+        self.unresolvedFamilies = unresolvedFamilies
+    }
+
+    /// The wire's fields: `unresolvedFamilies` is reachd's own.
+    private enum CodingKeys: String, CodingKey {
+        case name, url, via, state, reason, detail, addresses, interface, since, ipv4, ipv6, degraded
     }
 
     public subscript(family: AddressFamily) -> TargetFamilyStatus? {
