@@ -9,41 +9,6 @@ import Testing
 /// The exposition text for given documents: names, HELP and TYPE, labels, zeros from the start,
 /// series that go with their interface, and the counters' deltas.
 struct ServerMetricsTests {
-    /// The text format, read back: samples by `name{labels}` exactly as written, HELP and TYPE
-    /// by family.
-    private struct Exposition {
-        var samples: [String: Double] = [:]
-        var help: [String: String] = [:]
-        var type: [String: String] = [:]
-
-        init(_ bytes: [UInt8]) {
-            for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
-                if line.hasPrefix("# HELP ") {
-                    let rest = line.dropFirst(7)
-                    let space = rest.firstIndex(of: " ")!
-                    help[String(rest[..<space])] = String(rest[rest.index(after: space)...])
-                } else if line.hasPrefix("# TYPE ") {
-                    let parts = line.split(separator: " ")
-                    type[String(parts[2])] = String(parts[3])
-                } else {
-                    let space = line.lastIndex(of: " ")!
-                    samples[String(line[..<space])] = Double(line[line.index(after: space)...])
-                }
-            }
-        }
-
-        /// The value of one series; labels in the order they are written.
-        subscript(_ name: String, _ labels: [(String, String)] = []) -> Double? {
-            let rendered = labels.isEmpty ? "" : "{" + labels.map { "\($0)=\"\($1)\"" }.joined(separator: ",") + "}"
-            return samples[name + rendered]
-        }
-
-        /// Every series of a family (histogram parts included).
-        func series(of family: String) -> [String] {
-            samples.keys.filter { $0 == family || $0.hasPrefix(family + "{") || $0.hasPrefix(family + "_") }
-        }
-    }
-
     private static let since = Date(timeIntervalSince1970: 1_763_700_000.125)
 
     private static func eth0(_ operState: String = "up", kind: String? = "veth") -> InterfaceStatus {
@@ -380,17 +345,20 @@ struct ServerMetricsTests {
         text = render(metrics)
         #expect(text.series(of: "reachd_target_family_up") == [#"reachd_target_family_up{target="web",family="ipv4"}"#])
 
-        // The name does not resolve: no family at all (and the family's HELP goes with it).
+        // The name does not resolve: its IPv4 series stays, at 0 (a failure removes no series).
         web.addresses = []
         web.ipv4 = nil
         web.state = .unreachable
         web.reason = .dns
+        web.unresolvedFamilies = [.ipv4]
         metrics.update(Self.document(targets: [web], sequence: 3))
         text = render(metrics)
-        #expect(text.series(of: "reachd_target_family_up").isEmpty)
+        #expect(text.series(of: "reachd_target_family_up") == [#"reachd_target_family_up{target="web",family="ipv4"}"#])
+        #expect(text["reachd_target_family_up", [("target", "web"), ("family", "ipv4")]] == 0)
         #expect(text["reachd_target_up", [("target", "web")]] == 0)
 
-        // Back, IPv6 only.
+        // Back, IPv6 only: an answer without IPv4 removes its series.
+        web.unresolvedFamilies = []
         web.addresses = ["2001:db8::10"]
         web.ipv6 = TargetFamilyStatus(state: .reachable, address: "2001:db8::10", interface: "eth0")
         web.state = .reachable

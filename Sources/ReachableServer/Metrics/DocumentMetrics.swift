@@ -69,7 +69,7 @@ final class DocumentMetrics: Sendable {
         for (state, gauge) in connectivity { gauge.set(to: state == status.connectivity.state ? 1 : 0) }
         for (family, states) in connectivityFamilies {
             // A family without addresses has no state: every series of it reads 0.
-            let current = status.connectivity[family]?.state
+            let current = status.connectivity.seriesState(of: family)
             for (state, gauge) in states { gauge.set(to: state == current ? 1 : 0) }
         }
         for (state, gauge) in dns { gauge.set(to: state == status.dns.state ? 1 : 0) }
@@ -96,6 +96,6 @@ private enum Help {
     static let connectivity =
         "1 on the current state of the connectivity check (disabled, unknown, none, limited, portal, full)."
     static let connectivityFamily =
-        "1 on the current state of the connectivity check for this address family; all 0 while the URL's host has no address of it."
+        "1 on the current state of the connectivity check for this address family (the check's own while the host's name does not resolve); all 0 while the host has no address of it."
     static let dns = "1 on the current state of DNS (disabled, unknown, ok, degraded, failing)."
 }

@@ -63,7 +63,9 @@ final class InterfaceMetrics: Sendable {
     private func updateUplinks(_ interfaces: [InterfaceStatus]) {
         let checked = interfaces.flatMap { interface in
             AddressFamily.allCases.compactMap { family in
-                interface.connectivity?[family].map { (device: interface.name, family: family, state: $0.state) }
+                interface.connectivity?.seriesState(of: family).map {
+                    (device: interface.name, family: family, state: $0)
+                }
             }
         }
         uplinkStates.withLock { known in

@@ -28,7 +28,7 @@ final class TargetMetrics: Sendable {
                     for family in AddressFamily.allCases {
                         let status = target[family]
                         series.modify(family) { listed in
-                            listed.isListed = status != nil
+                            listed.isListed = target.hasSeries(of: family)
                             listed.isUp = status?.state == .reachable
                             listed.impairments = status?.impairments ?? []
                         }
@@ -237,7 +237,7 @@ private enum Help {
     static let targetUp = "1 when the target is reachable, 0 when unreachable or not yet evaluated."
     static let probeDuration = "How long a probe of the target took, name resolution included."
     static let targetFamilyUp =
-        "1 when this address family of the target is reachable; present while the target's addresses hold one of it."
+        "1 when this address family of the target is reachable; present while its last successful resolution had one of it."
     static let targetTransitions = "Changes of the target's state (unknown, reachable, unreachable) between documents."
     static let roundTrip =
         "Round trips of the target's family: each answered ICMP echo (icmp), the TCP handshake (tcp, http)."

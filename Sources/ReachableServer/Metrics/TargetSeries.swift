@@ -60,8 +60,8 @@ struct FamilySeries {
     var echoes: (sent: UInt32, received: UInt32)?
     /// Made with the first path MTU learned (at most 65,535, an IPv6 jumbogram's aside).
     var pathMTU: UInt16?
-    /// The family is in the document: `reachd_target_family_up` and `reachd_target_impaired`
-    /// are shown only then.
+    /// The family has its series (`TargetStatus.hasSeries`): `reachd_target_family_up` and
+    /// `reachd_target_impaired` are shown only then.
     var isListed = false
     var isUp = false
 }
