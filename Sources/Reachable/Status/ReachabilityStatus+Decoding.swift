@@ -4,8 +4,10 @@ import FoundationEssentials
 /// targets and the tests that check the encoder. Writing has one implementation only: `jsonBytes()`.
 ///
 /// Every type of the document is the compiler's synthesised `Decodable`: its stored properties are
-/// the contract's fields by name. What is decoded here, once, is the document's time: a string in
-/// `timestampStyle` (a plain `JSONDecoder` reads a `Date` as a number, so decode through this).
+/// the contract's fields by name — all but a target's and a connectivity check's
+/// `unresolvedFamilies`, reachd's own, which their `CodingKeys` leave out (read back, empty). What
+/// is decoded here, once, is the document's time: a string in `timestampStyle` (a plain
+/// `JSONDecoder` reads a `Date` as a number, so decode through this).
 ///
 /// Every field the document has is required, as reachd has written it since `stateSince` (optional
 /// ones are `null`, never absent): documents of the pre-release builds from before the targets,
