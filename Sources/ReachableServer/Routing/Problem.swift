@@ -8,7 +8,7 @@ struct Problem: Sendable, Equatable {
 
     static let notFound = Problem(
         status: 404, title: "Not Found",
-        detail: "No resource at this path. Try /, /status, /events, /metrics, /healthz, /livez or /readyz."
+        detail: "No resource at this path. Try /, /status, /events, /changes, /metrics, /healthz, /livez or /readyz."
     )
     static let methodNotAllowed = Problem(
         status: 405, title: "Method Not Allowed", detail: "Only GET and HEAD are served."
