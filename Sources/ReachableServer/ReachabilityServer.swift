@@ -108,6 +108,9 @@ public final class ReachabilityServer: Service, Sendable {
         withExtendedLifetime(replaced) { metrics.eventsSent(hub.publish(frame)) }
         // Diffed here, once per change, against the document published before.
         metrics.recordChangesKept(changes.record(status, encoded: snapshot.json))
+        // After the streams have the frame, off a link-down's way to its event; a scrape that
+        // comes first applies the installed document itself (`ServerMetrics.response`), so
+        // `/metrics` is never older than `/status`.
         metrics.update(status)
         metrics.recordSource(monitor.statistics)
         // One line per published change (a fleet's: the targets that changed, and counts).

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Reachable
 import Testing
 
@@ -6,7 +7,7 @@ import Testing
 
 /// A failure never removes a series: a name that stops resolving keeps the family series of its
 /// last successful resolution, reading the overall state; only an answer without a family removes
-/// it.
+/// it. And `/metrics` is never older than the document `/status` serves.
 struct FailureKeepsSeriesTests {
     private static let since = Date(timeIntervalSince1970: 1_763_700_000.125)
     private static let states = ConnectivityStatus.State.allCases
@@ -152,5 +153,50 @@ struct FailureKeepsSeriesTests {
         metrics.update(Self.document(interfaces: [Self.wan1(nil)], sequence: 3))
         text = Exposition(metrics.render(sseClients: 0))
         #expect(text.series(of: "reachd_interface_connectivity_state").isEmpty)
+    }
+
+    @Test func anOlderDocumentChangesNothing() {
+        let metrics = ServerMetrics()
+        metrics.update(Self.document(targets: [Self.bothUp], sequence: 5))
+        metrics.update(Self.document(targets: [Self.unresolved(Self.bothUp, had: [])], sequence: 4))
+        let text = Exposition(metrics.render(sseClients: 0))
+        #expect(text["reachd_target_family_up", [("target", "web"), ("family", "ipv6")]] == 1)
+        #expect(text["reachd_status_updates_total"] == 5)
+    }
+
+    /// The server installs a document before it sets the series: a scrape in between applies
+    /// the document `/status` serves itself.
+    @Test func aScrapeIsAtLeastAsNewAsTheDocumentStatusServes() {
+        let metrics = ServerMetrics()
+        metrics.update(Self.document(targets: [Self.bothUp], sequence: 1))
+        let installed = Self.document(targets: [Self.unresolved(Self.bothUp, had: [.ipv4, .ipv6])], sequence: 2)
+        let response = metrics.response(sseClients: 0, current: installed)
+        let text = Exposition(response.bodyBytes ?? [])
+        #expect(text["reachd_status_updates_total"] == 2)
+        #expect(text["reachd_target_up", [("target", "web")]] == 0)
+        #expect(text["reachd_target_family_up", [("target", "web"), ("family", "ipv6")]] == 0)
+        // The server's own update comes after: the same document, applied once.
+        metrics.update(installed)
+        #expect(Exposition(metrics.render(sseClients: 0))["reachd_target_transitions_total", [("target", "web")]] == 1)
+    }
+
+    /// The router hands the scrape the document its `/status` serves.
+    @Test func theRouterScrapesWithTheDocumentStatusServes() {
+        let metrics = ServerMetrics()
+        let before = Self.document(targets: [Self.bothUp], sequence: 1)
+        metrics.update(before)
+        let snapshot = StatusSnapshot(before)
+        let router = RequestRouter(
+            monitor: NetworkMonitor.shared, snapshot: snapshot,
+            hub: EventHub(initialFrame: EventFrame.status(before).bytes, retryMilliseconds: 2000),
+            readiness: [.reachable], isShuttingDown: { false },
+            rejections: RejectionLog(logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }),
+            metrics: metrics)
+        _ = snapshot.install(Self.document(targets: [Self.unresolved(Self.bothUp, had: [.ipv4])], sequence: 2))
+        let response = router.respond(
+            to: HTTPRequest(method: "GET", path: "/metrics", version: "HTTP/1.1"), on: RecordingConnection())
+        let text = Exposition(response.bodyBytes ?? [])
+        #expect(text["reachd_status_updates_total"] == 2)
+        #expect(text.series(of: "reachd_target_family_up") == [#"reachd_target_family_up{target="web",family="ipv4"}"#])
     }
 }

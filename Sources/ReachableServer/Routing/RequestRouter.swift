@@ -106,8 +106,9 @@ final class RequestRouter: HTTPHandler {
             )
             return HTTPResponse(status: status, headers: Self.healthHeaders, body: body)
         case .metrics:
-            // Rendered from values set when they changed: a scrape computes nothing.
-            return metrics.response(sseClients: hub.count)
+            // Rendered from values set when they changed: a scrape computes nothing, unless the
+            // document `/status` serves now has not been applied to them yet.
+            return metrics.response(sseClients: hub.count, current: snapshot.status)
         case .problem(let problem):
             rejections.rejected(request, status: problem.status)
             return problem.response
