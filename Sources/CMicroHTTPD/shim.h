@@ -62,6 +62,12 @@ static inline int reachd_socket_unsent_bytes(int socket) {
     return ioctl(socket, SIOCOUTQ, &unsent) == 0 ? unsent : -1;
 }
 
+/// MHD_set_response_options is variadic: a response sent without chunks and without a length
+/// (MHD_RF_HTTP_1_0_COMPATIBLE_STRICT: the connection closes after it).
+static inline void reachd_mhd_set_unframed(struct MHD_Response *response) {
+    MHD_set_response_options(response, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
+}
+
 /// MHD_start_daemon is variadic; every option is passed as one MHD_OPTION_ARRAY instead.
 static inline struct MHD_Daemon *reachd_mhd_start(unsigned int flags,
                                                   MHD_AcceptPolicyCallback accept_policy,

@@ -140,6 +140,8 @@ public final class ReachabilityServer: Service, Sendable {
         await hub.waitUntilEmpty(deadline: deadline)
         let remaining = hub.count
         if remaining > 0 { logger.warning("cutting \(remaining) event streams that did not finish in time") }
+        // No request may be left parked when the daemon stops (it aborts on one).
+        router.verifier.stop()
         daemon.stop()
         logger.info("stopped")
     }

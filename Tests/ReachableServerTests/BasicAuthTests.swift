@@ -43,26 +43,45 @@ struct BasicAuthTests {
         #expect(BasicAuth(users: [:]) == nil)
     }
 
-    /// A verified header is remembered: the second check costs a hash and a lookup, far less
-    /// than bcrypt at cost 10 (about 50 ms); a failure is never remembered.
-    @Test func aVerifiedHeaderIsCachedAndAFailureIsNot() throws {
+    /// Both outcomes are remembered: the second check of a header, right or wrong, costs a hash
+    /// and a lookup, far less than bcrypt at cost 10 (about 50 ms). A first try pays bcrypt, right
+    /// or wrong, known user or not: timing tells nothing.
+    @Test func bothOutcomesAreCached() throws {
         // "rasmuslerdorf" at cost 10.
         let hash = "$2b$10$" + "uksSK9gqmkdf2NFzjFhdtesWzKt22l0XGzU3XGuqVO6VpLGOyPmaC"
         let auth = try #require(BasicAuth(users: ["bob": hash]))
         let clock = ContinuousClock()
         let wrong = Self.header("bob:nope")
         let right = Self.header("bob:rasmuslerdorf")
-        let failures = [clock.measure { #expect(!auth.allows(wrong)) }, clock.measure { #expect(!auth.allows(wrong)) }]
-        let verified = clock.measure { #expect(auth.allows(right)) }
-        // The fastest of five: a stalled machine can make one check slow, not five.
-        let cached = (0..<5).map { _ in clock.measure { #expect(auth.allows(right)) } }.min()!
-        // Both failures and the first success paid bcrypt; the later successes did not.
-        #expect(failures.allSatisfy { $0 > .milliseconds(5) })
-        #expect(verified > .milliseconds(5))
-        #expect(cached < .milliseconds(5))
-        // An unknown user pays the same bcrypt as a known one.
+        let firstWrong = clock.measure { #expect(!auth.allows(wrong)) }
+        let firstRight = clock.measure { #expect(auth.allows(right)) }
         let unknown = clock.measure { #expect(!auth.allows(Self.header("mallory:nope"))) }
+        // The fastest of five: a stalled machine can make one check slow, not five.
+        let cachedWrong = (0..<5).map { _ in clock.measure { #expect(!auth.allows(wrong)) } }.min()!
+        let cachedRight = (0..<5).map { _ in clock.measure { #expect(auth.allows(right)) } }.min()!
+        #expect(firstWrong > .milliseconds(5))
+        #expect(firstRight > .milliseconds(5))
         #expect(unknown > .milliseconds(5))
+        #expect(cachedWrong < .milliseconds(5))
+        #expect(cachedRight < .milliseconds(5))
+    }
+
+    /// A flood of new wrong passwords fills the failures' cache, never the successes': the good
+    /// header stays cached.
+    @Test func wrongPasswordsNeverEvictAGoodHeader() throws {
+        let auth = try #require(BasicAuth(users: Self.users))
+        let right = Self.header("prometheus:secret")
+        #expect(auth.allows(right))
+        let verifier = PasswordVerifier()
+        defer { verifier.stop() }
+        // Verified on this thread (cost 4: about a millisecond each), as the verifier's would.
+        for index in 0..<(BasicAuth.refusedLimit + 10) {
+            #expect(!auth.allows(Self.header("prometheus:guess\(index)")))
+        }
+        guard case .allowed = auth.check(right, verifier: verifier) else {
+            Issue.record("the good header was verified again")
+            return
+        }
     }
 
     @Test func cachedHeadersAreFastAndBounded() throws {
@@ -76,7 +95,7 @@ struct BasicAuthTests {
         #expect(cached < .milliseconds(200))
         // Many distinct good headers (same user, scheme spelled differently) push the first out:
         // it is verified again, still right.
-        for index in 0..<(BasicAuth.cacheLimit + 5) {
+        for index in 0..<(BasicAuth.allowedLimit + 5) {
             let spaced = "Basic" + String(repeating: " ", count: index + 2) + header.dropFirst(6)
             #expect(auth.allows(spaced))
         }

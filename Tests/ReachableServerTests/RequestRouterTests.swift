@@ -164,7 +164,7 @@ struct RequestRouterTests {
         #expect(response.bodyBytes == Problem.badMethod.json)
     }
 
-    @Test(arguments: paths, ["HTTP/2.0", "HTTP/1.2", "", "http/1.1", "HTTP/1.1 "])
+    @Test(arguments: paths, ["HTTP/2.0", "HTTP/1.x", "", "http/1.1", "HTTP/1.1 ", "HTTP/1.10"])
     func versionsOtherThanHTTP1AreBadRequests(path: String, version: String) {
         let response = respond("GET", path, version: version)
         #expect(response.status == 400)
@@ -172,8 +172,9 @@ struct RequestRouterTests {
         #expect(hub.count == 0)
     }
 
-    @Test(arguments: ["HTTP/1.0", "HTTP/1.1"])
-    func bothHTTP1VersionsAreServed(version: String) {
+    /// A higher minor version is served as the highest one implemented (RFC 9110 §2.5).
+    @Test(arguments: ["HTTP/1.0", "HTTP/1.1", "HTTP/1.2", "HTTP/1.9"])
+    func everyHTTP1VersionIsServed(version: String) {
         #expect(respond("GET", "/status", version: version).status == 200)
     }
 

@@ -241,7 +241,9 @@ class Conn:
 
     def request(self, method: str, path: str, headers: dict | None = None, body: bytes = b"",
                 host: str = "127.0.0.1") -> None:
-        lines = [f"{method} {path} HTTP/1.1", f"Host: {host}"]
+        # One Host: a second one is malformed (RFC 9112 §3.2), so a given Host replaces the default.
+        given = {key.lower() for key in (headers or {})}
+        lines = [f"{method} {path} HTTP/1.1"] + ([] if "host" in given else [f"Host: {host}"])
         for key, value in (headers or {}).items():
             lines.append(f"{key}: {value}")
         if body:

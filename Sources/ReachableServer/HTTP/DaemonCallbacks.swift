@@ -49,6 +49,16 @@ enum DaemonCallbacks {
         let box = Unmanaged<HandlerBox>.fromOpaque(cls).takeUnretainedValue()
         if context.pointee == nil {
             reachd_mhd_set_connection_timeout(connection, box.connectionTimeout)
+            // Judged now, while libmicrohttpd's buffer holds the head as it was parsed.
+            if let method, let url, let version,
+                let malformed = RequestHead.problem(connection: connection, method: method, url: url, version: version)
+            {
+                var request = HTTPRequest(connection: connection, method: method, url: url, version: version)
+                request.malformed = malformed
+                let answer = box.handler.respond(
+                    to: request, on: MHDConnection(connection: connection, httpVersion: ""))
+                return queue(answer, to: request, on: connection, context: context)
+            }
             let verb = method.map { String(cString: $0) } ?? ""
             let isBodiless =
                 reachd_mhd_request_header(connection, "Content-Length").map { String(cString: $0) == "0" } ?? true
@@ -58,8 +68,13 @@ enum DaemonCallbacks {
                 context.pointee = DaemonCallbacks.awaitingAnswer
                 return MHD_Result.YES
             }
+        } else if let stored = context.pointee, stored != DaemonCallbacks.awaitingAnswer {
+            // Woken after waiting for a deferred answer (nothing else is stored before answering).
+            context.pointee = nil
+            let deferred = Unmanaged<AnyObject>.fromOpaque(stored).takeRetainedValue() as! any DeferredAnswer
+            let request = HTTPRequest(connection: connection, method: method, url: url, version: version)
+            return queue(deferred.answer(), to: request, on: connection, context: context)
         } else {
-            guard context.pointee == DaemonCallbacks.awaitingAnswer else { return MHD_Result.NO }
             if let uploadSize, uploadSize.pointee != 0 {
                 uploadSize.pointee = 0
                 return MHD_Result.YES
@@ -70,7 +85,25 @@ enum DaemonCallbacks {
         let answer = box.handler.respond(
             to: request,
             on: MHDConnection(connection: connection, httpVersion: request.version, isTLS: box.security != nil))
-        return MHDResponse.queue(answer, to: request, on: connection, context: context)
+        return queue(answer, to: request, on: connection, context: context)
+    }
+
+    /// Queues `answer`, or, when it comes later, parks the connection until it is ready: the
+    /// request slot keeps the deferred answer, and libmicrohttpd calls the access handler again
+    /// once the connection is resumed (it does so while a fully received request has no response).
+    private static func queue(
+        _ answer: HTTPResponse, to request: HTTPRequest, on connection: OpaquePointer,
+        context: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard case .later(let deferred) = answer.body else {
+            return MHDResponse.queue(answer, to: request, on: connection, context: context)
+        }
+        context.pointee = Unmanaged.passRetained(deferred as AnyObject).toOpaque()
+        let parked = MHDConnection(connection: connection, httpVersion: request.version)
+        parked.suspend()
+        // Suspended before asking: the wake-up resumes exactly once, after the suspension.
+        deferred.whenReady { parked.resume() }
+        return MHD_Result.YES
     }
 
     /// A request ended. If it was a stream, the stream is marked dead before anyone else hears of
@@ -80,6 +113,11 @@ enum DaemonCallbacks {
             return
         }
         context.pointee = nil
+        // A request that ended while its answer was deferred (the client left meanwhile).
+        if Unmanaged<AnyObject>.fromOpaque(stored).takeUnretainedValue() is any DeferredAnswer {
+            Unmanaged<AnyObject>.fromOpaque(stored).release()
+            return
+        }
         let stream = MHDResponse.stream(at: stored)
         Unmanaged<AnyObject>.fromOpaque(stored).release()
         stream.markDead()

@@ -18,6 +18,22 @@ extension HTTPRequest {
         withUnsafeMutablePointer(to: &query) { items in
             _ = MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, appendQueryItem, items)
         }
+        takeAbsoluteForm()
+    }
+
+    /// `GET http://host:port/status` (absolute form, RFC 9112 §3.2.2; what a client talking to a
+    /// proxy sends): served as `/status`, and the target's authority stands for `Host`, which
+    /// the server must then ignore — so the `Host` check judges the authority.
+    mutating func takeAbsoluteForm() {
+        let lowered = path.prefix(8).lowercased()
+        let schemeLength = lowered.hasPrefix("http://") ? 7 : lowered.hasPrefix("https://") ? 8 : 0
+        guard schemeLength > 0 else { return }
+        let rest = path.dropFirst(schemeLength)
+        let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = String(rest[..<slash])
+        path = slash == rest.endIndex ? "/" : String(rest[slash...])
+        headers.removeAll { $0.name.lowercased() == "host" }
+        headers.append(HTTPField("Host", authority))
     }
 }
 

@@ -23,6 +23,20 @@ enum MHDResponse {
             return queueStream(
                 stream, status: answer.status, headers: answer.headers, isChunked: request.version != "HTTP/1.0",
                 on: connection, context: context)
+        case .lengthUnknown:
+            // Not chunked (libmicrohttpd 0.9.75 would send the final chunk even to HEAD) and no
+            // length: the end of the answer is the connection's.
+            guard let response = MHD_create_response_from_callback(reachd_mhd_size_unknown, 16, endAtOnce, nil, nil)
+            else { return MHD_Result.NO }
+            defer { MHD_destroy_response(response) }
+            reachd_mhd_set_unframed(response)
+            for header in answer.headers {
+                MHD_add_response_header(response, header.name, header.value)
+            }
+            return MHD_queue_response(connection, UInt32(answer.status), response)
+        case .later:
+            // `DaemonCallbacks` parks the connection for these; never queued as such.
+            return MHD_Result.NO
         }
     }
 
@@ -108,6 +122,9 @@ private let readStream: MHD_ContentReaderCallback = { cls, _, buffer, capacity i
     case .failed: return reachd_mhd_end_with_error
     }
 }
+
+/// The body of a `HEAD` answer, never read (libmicrohttpd sends none to HEAD).
+private let endAtOnce: MHD_ContentReaderCallback = { _, _, _, _ in reachd_mhd_end_of_stream }
 
 private let releaseStream: MHD_ContentReaderFreeCallback = { cls in
     guard let cls else { return }

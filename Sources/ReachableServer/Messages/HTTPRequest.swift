@@ -13,6 +13,9 @@ struct HTTPRequest: Sendable, Equatable {
     var version: String
     var query: [QueryItem] = []
     var headers: [HTTPField] = []
+    /// Why the request's framing is malformed (RFC 9112), found by the daemon before routing;
+    /// such a request is answered `400` and its connection closed.
+    var malformed: String?
 
     /// The value of the header `name` (case-insensitive), e.g. `Last-Event-ID`.
     func header(_ name: String) -> String? {

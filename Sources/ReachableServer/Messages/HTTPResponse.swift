@@ -9,6 +9,11 @@ struct HTTPResponse: Sendable {
         case shared(SharedResponse)
         /// A body read by the daemon for as long as the connection lives (Server-Sent Events).
         case stream(any BodyStream)
+        /// The headers of a body whose length is not known, without the body: what `HEAD` of a
+        /// stream answers (no `Content-Length`, RFC 9110 §9.3.2).
+        case lengthUnknown
+        /// No answer yet: the connection waits, parked, until this one is ready.
+        case later(any DeferredAnswer)
     }
 
     let status: Int
@@ -29,6 +34,20 @@ struct HTTPResponse: Sendable {
         self.status = status
         self.headers = headers
         self.body = .stream(stream)
+    }
+
+    /// Headers only, for a body of unknown length (`HEAD /events`).
+    init(status: Int, headers: [HTTPField], lengthUnknown: Void) {
+        self.status = status
+        self.headers = headers
+        self.body = .lengthUnknown
+    }
+
+    /// The answer comes later (`status` and `headers` are the deferred answer's).
+    init(later: any DeferredAnswer) {
+        self.status = 0
+        self.headers = []
+        self.body = .later(later)
     }
 
     /// The headers are the shared response's own: they were attached when it was made.

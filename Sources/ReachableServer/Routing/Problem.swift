@@ -36,6 +36,13 @@ struct Problem: Sendable, Equatable {
             "This reachd needs credentials (HTTP basic auth) on every path but /livez, /readyz and /healthz."
     )
 
+    /// More password verifications wait than `PasswordVerifier` keeps: try again in a second.
+    static let tooManyVerifications = Problem(
+        status: 429, title: "Too Many Requests",
+        detail:
+            "Too many passwords are waiting to be verified. Retry in a second; a verified header is answered at once."
+    )
+
     /// The challenge a `401` carries (RFC 7617, as the exporter-toolkit sends it).
     static let basicChallenge = HTTPField("WWW-Authenticate", #"Basic realm="reachd", charset="UTF-8""#)
 
@@ -57,6 +64,9 @@ extension Problem {
         var headers = [HTTPField("Content-Type", "application/problem+json"), HTTPField("Cache-Control", "no-store")]
         if status == 405 { headers.append(HTTPField("Allow", Route.allowedMethods)) }
         if status == 401 { headers.append(Self.basicChallenge) }
+        if status == 429 { headers.append(HTTPField("Retry-After", "1")) }
+        // A request whose framing is in doubt leaves nothing reliable after it on the connection.
+        if status == 400 || status == 431 { headers.append(HTTPField("Connection", "close")) }
         return HTTPResponse(status: status, headers: headers, body: json)
     }
 }

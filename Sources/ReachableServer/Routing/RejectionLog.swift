@@ -40,6 +40,14 @@ final class RejectionLog: Sendable {
         )
     }
 
+    /// Password verifications are being refused with `429` (`PasswordVerifier` says so at most
+    /// once a minute): someone is guessing, or far more clients log in than usual.
+    func verificationsShed() {
+        logger.warning(
+            "too many password verifications waiting: new credentials are answered 429 until the queue shortens",
+            metadata: ["queueLimit": .stringConvertible(PasswordVerifier.queueLimit)])
+    }
+
     /// What a client sent, safe for a log line: printable ASCII, at most 64 characters.
     static func printable(_ text: String) -> String {
         let visible = text.unicodeScalars.prefix(64).map {

@@ -14,6 +14,8 @@ final class RequestRouter: HTTPHandler {
     private let metrics: ServerMetrics
     private let hosts: HostCheck
     private let security: WebSecurity?
+    /// Where passwords not seen before are verified, one at a time, off the request threads.
+    let verifier: PasswordVerifier
 
     /// - Parameters:
     ///   - changes: what `/changes` answers; by default one that never records (tests of other routes).
@@ -38,11 +40,18 @@ final class RequestRouter: HTTPHandler {
         self.readiness = readiness
         self.isShuttingDown = isShuttingDown
         self.rejections = rejections
+        verifier = PasswordVerifier(shedding: { rejections.verificationsShed() })
         self.metrics = metrics
         self.hosts = hosts
     }
 
     func respond(to request: HTTPRequest, on connection: any StreamConnection) -> HTTPResponse {
+        // A request framed wrongly is not looked at further: which request it is, is in doubt.
+        if request.malformed != nil {
+            let route = Route(request)
+            metrics.countRequest(route, status: 400)
+            return answer(route, request, on: connection)
+        }
         // First, before any path or method is looked at: a rebound page learns nothing.
         guard hosts.allows(request) else {
             let route = Route.problem(.misdirected)
@@ -53,11 +62,28 @@ final class RequestRouter: HTTPHandler {
         // Then credentials, before anything else is looked at (a preflight and a 404 included):
         // without them nothing but health is answered. The health endpoints stay open for the
         // kubelet, whose probes carry no secret.
-        if let auth = security?.auth, !Self.isHealth(request.path), !auth.allows(request.header("Authorization")) {
-            rejections.rejected(request, status: Problem.unauthorized.status)
-            metrics.countRequest(Route(request), status: Problem.unauthorized.status)
-            return Problem.unauthorized.response
+        if let auth = security?.auth, !Self.isHealth(request.path) {
+            switch auth.check(request.header("Authorization"), verifier: verifier) {
+            case .allowed: break
+            case .refused: return refuse(request, .unauthorized)
+            case .shed: return refuse(request, .tooManyVerifications)
+            case .pending(let ticket):
+                return HTTPResponse(
+                    later: AfterVerification(ticket: ticket, request: request, connection: connection, router: self))
+            }
         }
+        return respondAuthorized(to: request, on: connection)
+    }
+
+    /// A request turned away before its path is looked at (wrong credentials, too many guesses).
+    func refuse(_ request: HTTPRequest, _ problem: Problem) -> HTTPResponse {
+        rejections.rejected(request, status: problem.status)
+        metrics.countRequest(Route(request), status: problem.status)
+        return problem.response
+    }
+
+    /// The answer once the credentials, if any are needed, were found good.
+    func respondAuthorized(to request: HTTPRequest, on connection: any StreamConnection) -> HTTPResponse {
         if crossOrigin.isEnabled, request.method == "OPTIONS", Route.isCrossOriginReadable(request.path) {
             let response = crossOrigin.preflight(request)
             metrics.countPreflight(status: response.status)
@@ -89,7 +115,7 @@ final class RequestRouter: HTTPHandler {
             // An empty body, not a stream: libmicrohttpd 0.9.75 would still send the final chunk
             // of a chunked answer to HEAD.
             return HTTPResponse(
-                status: 200, headers: Self.eventStreamHeaders + crossOrigin.headers(for: request), body: [])
+                status: 200, headers: Self.eventStreamHeaders + crossOrigin.headers(for: request), lengthUnknown: ())
         case .events:
             // `Last-Event-ID` and `?last_event_id=` are accepted and need nothing: status is
             // state, so every stream starts with the current document.

@@ -21,13 +21,17 @@ enum Route: Equatable, Sendable {
     static let allowedMethods = "GET, HEAD"
 
     init(_ request: HTTPRequest) {
+        if let malformed = request.malformed {
+            self = .problem(Problem(status: 400, title: "Bad Request", detail: malformed))
+            return
+        }
         self.init(method: request.method, path: request.path, version: request.version)
     }
 
     init(method: String, path: String, version: String = "HTTP/1.1") {
-        // libmicrohttpd reads the request line as a C string: a NUL byte cuts it short and the
-        // version goes missing. Only what it frames completely is answered.
-        guard version == "HTTP/1.1" || version == "HTTP/1.0" else {
+        // HTTP/1.2 to 1.9 are served as 1.1, the highest minor version implemented (RFC 9110
+        // §2.5); libmicrohttpd answers other major versions itself (505).
+        guard Self.isHTTP1(version) else {
             self = .problem(.badRequestLine)
             return
         }
@@ -55,6 +59,12 @@ enum Route: Equatable, Sendable {
             return
         }
         self = resource
+    }
+
+    /// `HTTP/1.0` to `HTTP/1.9`.
+    static func isHTTP1(_ version: String) -> Bool {
+        let bytes = Array(version.utf8)
+        return bytes.count == 8 && version.hasPrefix("HTTP/1.") && (48...57).contains(bytes[7])
     }
 
     /// RFC 9110 `token`: libmicrohttpd passes any bytes up to the first space as the method.

@@ -26,7 +26,8 @@ extension HTTPResponse {
         switch body {
         case .bytes(let bytes): Array(bytes)
         case .shared(let shared): Array(shared.body)
-        case .stream: nil
+        case .lengthUnknown: []
+        case .stream, .later: nil
         }
     }
 
