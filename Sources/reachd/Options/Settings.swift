@@ -73,7 +73,7 @@ enum Settings {
 
     static let connectionMemory = Setting<Int>(
         "connection-memory",
-        "Bytes of memory per connection; bounds the request head (8192 admits about 7.7 KiB, or about 100 headers), and each SSE stream costs about this much",
+        "Bytes of memory per connection; bounds the request head (24576 admits 16 KiB in a few headers or the request line, or about 200 short headers), and each SSE stream holds part of it",
         default: ServerConfiguration().connectionMemoryLimit, in: 4096...1_048_576, unit: " bytes"
     )
 
