@@ -38,6 +38,13 @@ struct NameserverBook: Sendable {
         derive(at: now)
     }
 
+    /// Whether an answer ending in `failure` starts `server` failing: its last answer was good
+    /// (`StallRecheck`). Asked before `record`.
+    func startsFailing(_ failure: DNSFailureReason?, server: IPAddress) -> Bool {
+        guard let evaluation = servers.first(where: { $0.address == server })?.evaluation else { return false }
+        return StallRecheck.startsFailing(after: evaluation, failure: failure)
+    }
+
     /// When to ask `server` again: soon while its verdict is being confirmed (below
     /// `--dns-failures`), else `interval` (`ThresholdEvaluator.confirmationDelay`).
     func nextDelay(for server: IPAddress, interval: Duration) -> Duration {

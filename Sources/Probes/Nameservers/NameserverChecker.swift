@@ -14,9 +14,11 @@ final class NameserverChecker: Sendable {
     private let resolvConfPath: String
     private let monitor: NetworkMonitor
 
+    /// - Parameter startedFailing: told, on the engine thread, when a server whose last answer was
+    ///   good fails (`StallRecheck`).
     init(
         name: String, configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker,
-        monitor: NetworkMonitor, events: ProbeEvents
+        monitor: NetworkMonitor, events: ProbeEvents, startedFailing: @escaping @Sendable () -> Void = {}
     ) {
         let book = SharedBook(
             NameserverBook(name: name, failures: configuration.dnsFailures, since: monitor.current.dns.since))
@@ -46,14 +48,20 @@ final class NameserverChecker: Sendable {
                 let server = answer.server
                 events.nameserverAsked(server.description, answer.duration, answer.failure)
                 // The book changes only if the document takes it: both under the book's lock.
-                return book.withLock { book in
+                let (delay, starts) = book.withLock { book -> (Duration?, Bool) in
+                    let starts = book.startsFailing(answer.failure, server: server)
                     var next = book
                     next.record(answer.failure, server: server, at: Date())
                     let status = next.status
-                    guard monitor.update(ifEpoch: epoch, deferred: true, { $0.dns = status }) else { return nil }
+                    guard monitor.update(ifEpoch: epoch, deferred: true, { $0.dns = status }) else {
+                        return (nil, false)
+                    }
                     book = next
-                    return book.nextDelay(for: server, interval: interval)
+                    return (book.nextDelay(for: server, interval: interval), starts)
                 }
+                // Outside the book's lock: the checks take their own.
+                if starts { startedFailing() }
+                return delay
             })
         monitor.addRouteGate(
             RouteGate(

@@ -16,6 +16,8 @@ struct ConnectivityBook: Sendable {
     /// The families the document shows (`nil`: every one). An uplink's check shows only those
     /// the interface has been an uplink of since its check began (`uplinkFamilies`).
     private var shown: Set<AddressFamily>?
+    /// When a probe elsewhere that started failing last ran this check.
+    private var stallRecheck = StallRecheck()
 
     init(spec: ConnectivitySpec, interval: Duration, since: Date) {
         self.spec = spec
@@ -96,6 +98,12 @@ struct ConnectivityBook: Sendable {
         if before != current { schedule.reset() }
         shown = before.union(current)
         derive(at: now)
+    }
+
+    /// A target family or a nameserver started failing: whether to check now
+    /// (`StallRecheck`: while `full`, at most once per 10 s).
+    mutating func recheckForStall(at now: ContinuousClock.Instant) -> Bool {
+        stallRecheck.allows(checkReads: status.state, at: now)
     }
 
     private mutating func derive(at now: Date) {

@@ -5,7 +5,8 @@ import Synchronization
 /// Keeps the document's `connectivity` true, as NetworkManager does, for each address family of
 /// the check URL's host: checks at once on every network change and resolv.conf change, every
 /// `--connectivity-interval` while every family is `full`, and sooner while one is not (1 s,
-/// doubling up to the interval). `none` is decided by the route gate, before DNS is asked.
+/// doubling up to the interval), and at once when a probe elsewhere starts failing while it reads
+/// `full` (`StallRecheck`). `none` is decided by the route gate, before DNS is asked.
 final class ConnectivityChecker: Sendable {
     /// Taken briefly by the engine thread and the route gate, each holding it around the
     /// monitor's update (lock order book → monitor, see `RouteGate`).
@@ -71,5 +72,12 @@ final class ConnectivityChecker: Sendable {
     /// Checks again at once (resolv.conf changed).
     func resolverChanged() {
         scheduler.runAll()
+    }
+
+    /// A target family or a nameserver started failing: checks at once while the check reads
+    /// `full`, at most once per 10 s (`StallRecheck`).
+    func recheckForStall() {
+        guard book.withLock({ $0.recheckForStall(at: .now) }) else { return }
+        scheduler.runSoon(0)
     }
 }

@@ -112,6 +112,15 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         engine.perform { [self] in beginAll() }
     }
 
+    /// Runs `item` at once, unless a run of it is under way or waiting: that run's result is as
+    /// fresh, and a new one would only make it stale. Its timer is set again when the run ends.
+    func runSoon(_ item: Int) {
+        engine.perform { [self] in
+            guard item < runs.count, runs[item].isIdle, !isWaiting[item] else { return }
+            begin(item)
+        }
+    }
+
     /// The items changed (nameservers added or removed): every run under way becomes stale.
     /// Call on the engine thread, then `start` or `runAll`.
     func resize(to items: Int) {

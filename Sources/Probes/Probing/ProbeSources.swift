@@ -59,12 +59,14 @@ public final class ProbeSources: Sendable {
         events: ProbeEvents, targetsReloaded: @escaping @Sendable (TargetsReload) -> Void
     ) {
         self.engine = engine
+        let rechecks = StallRechecks()
         // With a targets file the prober exists even while it lists none: a reload may add some.
         let targets =
             configuration.targets.isEmpty && configuration.targetsFile == nil
             ? nil
             : TargetProber(
-                configuration: configuration, engine: engine, routes: routes, monitor: monitor, events: events)
+                configuration: configuration, engine: engine, routes: routes, monitor: monitor, events: events,
+                startedFailing: { rechecks.startedFailing(uplinks: $0) })
         self.targets = targets
         if let file = configuration.targetsFile, let targets {
             reloader = TargetsReloader(file: file, prober: targets, engine: engine, report: targetsReloaded)
@@ -83,8 +85,9 @@ public final class ProbeSources: Sendable {
         nameservers = configuration.dnsCheck.map {
             NameserverChecker(
                 name: $0, configuration: configuration, engine: engine, routes: routes, monitor: monitor,
-                events: events)
+                events: events, startedFailing: { rechecks.startedFailing() })
         }
+        rechecks.connect(connectivity: connectivity, uplinks: uplinks)
     }
 
     /// Probes now, then on every network change, resolv.conf change and interval.

@@ -115,6 +115,33 @@ struct TargetBook: Sendable {
         return failedLookups
     }
 
+    /// The families `result` starts failing — their last probe succeeded, this one fails (a missing
+    /// route aside) — each with the interface it went out of (`StallRecheck`). Asked before
+    /// `record`, which forgets the last probe's success.
+    func familiesStartingToFail(
+        _ result: ProbePipeline.Result
+    ) -> [(family: AddressFamily, interface: String?)] {
+        var failing: [(family: AddressFamily, interface: String?)] = []
+        for family in AddressFamily.allCases {
+            let failure: ProbeFailureReason?
+            var interface: String?
+            if let unresolved = result.unresolved {
+                failure = unresolved
+            } else if let probed = result.families.first(where: { $0.family == family }) {
+                failure = probed.outcome.failure
+                interface = probed.interface
+            } else {
+                failure = result.failedLookups.contains(family) ? .dns : nil
+            }
+            let starts = families.withValue(of: family) { entry in
+                interface = interface ?? entry.interface
+                return StallRecheck.startsFailing(after: entry.evaluation, failure: failure)
+            }
+            if starts == true { failing.append((family, interface)) }
+        }
+        return failing
+    }
+
     /// The kernel has no usable route to `unroutable` now: each family whose every last known
     /// address is among them is `no-route` at once (the route gate, and a run's own pre-check).
     ///

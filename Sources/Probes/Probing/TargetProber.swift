@@ -27,9 +27,11 @@ final class TargetProber: Sendable {
     ///   - monitor: its document already lists the targets as `unknown`
     ///     (`ProbeConfiguration.initialTargets`), so their `since` is kept.
     ///   - events: told every finished probe (for metrics: durations are not in the document).
+    ///   - startedFailing: told, on the engine thread, when a probe starts a family failing (its
+    ///     last probe succeeded), with the interfaces those families went out of (`StallRecheck`).
     init(
         configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker, monitor: NetworkMonitor,
-        events: ProbeEvents
+        events: ProbeEvents, startedFailing: @escaping @Sendable (_ uplinks: Set<String>) -> Void = { _ in }
     ) {
         // By name, not searched per target: at 10,000 targets a search each was 50 million compares.
         let listedSince = Dictionary(
@@ -67,16 +69,21 @@ final class TargetProber: Sendable {
                 // monitor's update, which runs it only for a run of the current epoch, under the
                 // book's lock. (A copy recorded and put back made the book's arrays anew at every
                 // probe, each a block left among the transfers under way.)
-                let (applied, failedLookups, delay) = books.withLock { books in
+                let (applied, failedLookups, delay, failing) = books.withLock { books in
                     var failedLookups = 0
+                    let failing = books[item].familiesStartingToFail(result)
                     let applied = monitor.update(ifEpoch: epoch, deferred: true) { document in
                         failedLookups = books[item].record(result, evaluator: evaluator, quality: limits, at: Date())
                         document.replaceTarget(books[item].status, at: item)
                     }
-                    return (applied, failedLookups, books[item].nextDelay(evaluator: evaluator, interval: interval))
+                    return (
+                        applied, failedLookups, books[item].nextDelay(evaluator: evaluator, interval: interval), failing
+                    )
                 }
                 // A family judged failed for its lookup alone is a failed probe (reason dns) too.
                 if applied { for _ in 0..<failedLookups { events.targetProbed(name, result.duration, .dns) } }
+                // Outside the books' lock: the checks take their own.
+                if applied, !failing.isEmpty { startedFailing(Set(failing.compactMap(\.interface))) }
                 trim.afterProbe()
                 return applied ? delay : nil
             },

@@ -49,6 +49,15 @@ struct UplinkBooks: Sendable {
         Dictionary(uniqueKeysWithValues: uplinks.map { ($0.interface, $0.book.status) })
     }
 
+    /// A target family that went out of `interface` started failing: the uplink's item when its
+    /// check is to run now (`ConnectivityBook.recheckForStall`), else `nil`.
+    mutating func recheckForStall(of interface: String, at now: ContinuousClock.Instant) -> Int? {
+        guard let item = uplinks.firstIndex(where: { $0.interface == interface }),
+            uplinks[item].book.recheckForStall(at: now)
+        else { return nil }
+        return item
+    }
+
     subscript(item: Int) -> Uplink? {
         get { uplinks.indices.contains(item) ? uplinks[item] : nil }
         set {

@@ -83,4 +83,11 @@ final class UplinkChecker: Sendable {
     func resolverChanged() {
         scheduler.runAll()
     }
+
+    /// A target family that went out of `interface` started failing: checks that uplink at once
+    /// while it reads `full`, at most once per 10 s (`StallRecheck`).
+    func recheckForStall(of interface: String) {
+        guard let item = books.withLock({ $0.recheckForStall(of: interface, at: .now) }) else { return }
+        scheduler.runSoon(item)
+    }
 }
