@@ -52,12 +52,26 @@ enum FailureDetail {
         case ARES_EFORMERR: what = "FORMERR"
         case ARES_ENOTIMP: what = "NOTIMP"
         case ARES_EBADRESP: what = "a malformed answer"
-        case ARES_ECONNREFUSED: what = "ECONNREFUSED: connection refused"
         case ARES_ETIMEOUT: what = "no answer within the timeout"
         case ARES_EBADNAME: return "not a valid name"
+        // c-ares 1.18 reports every socket error so (a closed port, no route, a router's ICMP
+        // error): which one is not known, and ECONNREFUSED would name one that may not be it.
+        case ARES_ECONNREFUSED:
+            return servers.isEmpty ? "could not contact the nameservers" : "could not contact \(list(servers))"
         default: what = String(cString: reachd_ares_strerror(status))
         }
-        return servers.isEmpty ? what : "\(what) from \(servers.joined(separator: ", "))"
+        return servers.isEmpty ? what : "\(what) from \(list(servers))"
+    }
+
+    /// A name that did not resolve because the kernel has no usable route to any of the
+    /// nameservers: nothing could be sent, whatever c-ares made of it.
+    static func noRoute(toNameservers servers: [IPAddress]) -> String {
+        let nameservers = servers.count == 1 ? "the nameserver" : "the nameservers"
+        return "no route to \(nameservers) \(list(servers.map(\.description)))"
+    }
+
+    private static func list(_ servers: [String]) -> String {
+        servers.joined(separator: ", ")
     }
 
     private static func curlWords(_ code: CURLcode) -> String {

@@ -99,6 +99,22 @@ struct ProbePipeline: Sendable {
         !addresses.isEmpty && addresses.allSatisfy { routes.route(to: $0, via: egress) == .noRoute }
     }
 
+    /// The families of `addresses` of which none is routable out of `egress`.
+    func unroutableFamilies(_ addresses: [IPAddress], via egress: Egress) -> Set<AddressFamily> {
+        Set(
+            AddressFamily.allCases.filter { family in
+                noneRoutable(addresses.filter { $0.addressFamily == family }, via: egress)
+            })
+    }
+
+    /// A failed query in words: `no route to the nameserver …` when the kernel has no usable
+    /// route to any of those asked — c-ares 1.18 reports the send that could not leave as a
+    /// refused connection —, else what c-ares answered.
+    func lookupFailure(_ outcome: ResolveOutcome, via egress: Egress) -> String? {
+        guard noneRoutable(outcome.nameservers, via: egress) else { return outcome.detail }
+        return FailureDetail.noRoute(toNameservers: outcome.nameservers)
+    }
+
     /// One family: its first routable address, pinned.
     fileprivate func probe(
         _ url: TargetURL, via egress: Egress, _ addresses: [IPAddress], _ family: AddressFamily,
@@ -195,7 +211,7 @@ private final class FamilyRun: @unchecked Sendable {
         guard !ended else { return }
         if outcome.wasCancelled { return cancel() }
         lookups[family] = outcome.failure == nil ? .answered(outcome.addresses) : .failed
-        lookupDetails[family] = outcome.detail
+        lookupDetails[family] = outcome.failure == nil ? outcome.detail : pipeline.lookupFailure(outcome, via: egress)
         if !isPending {
             launchAnswered()
         } else if !outcome.addresses.isEmpty, !delayStarted {
@@ -288,6 +304,25 @@ private final class FamilyRun: @unchecked Sendable {
         unreported.subtract(ready)
     }
 
+    /// Both families' queries failed while one family's last addresses lost their route (and the
+    /// other's did not): that family is `no-route`, as the route gate has judged it from the same
+    /// routes, and only the other failed its lookup (`dns`). Not the name's failure: were it
+    /// judged so, the family the gate had just marked `no-route` would read `dns` in the next
+    /// document, for one change. `nil` when no family lost its route.
+    private func splitByRoute(_ failed: Set<AddressFamily>) -> ProbePipeline.Result? {
+        let unroutable = pipeline.unroutableFamilies(previousAddresses, via: egress)
+        guard !unroutable.isEmpty else { return nil }
+        var result = ProbePipeline.Result(duration: .now - started)
+        result.families = unroutable.sorted().map { family in
+            ProbePipeline.FamilyResult(
+                family: family, outcome: .failed(.noRoute, detail: TargetFamilyStatus.noRouteDetail))
+        }
+        result.addresses = previousAddresses.filter { unroutable.contains($0.addressFamily) }
+        result.failedLookups = failed.subtracting(unroutable)
+        result.lookupDetails = lookupDetails.filter { result.failedLookups.contains($0.key) }
+        return result
+    }
+
     private func result(covering covered: Set<AddressFamily>) -> ProbePipeline.Result {
         var result = ProbePipeline.Result(covers: covered, duration: .now - started)
         var failed: Set<AddressFamily> = []
@@ -309,6 +344,9 @@ private final class FamilyRun: @unchecked Sendable {
             // time: `dns` (the contract's reason), so DNS is never blamed on the target itself;
             // `no-route` when DNS itself needed the route that went away.
             let noRoute = pipeline.noneRoutable(previousAddresses, via: egress)
+            if !noRoute, failed.count == AddressFamily.allCases.count, let split = splitByRoute(failed) {
+                return split
+            }
             result.unresolved = noRoute ? .noRoute : .dns
             result.unresolvedDetail =
                 noRoute ? TargetFamilyStatus.noRouteDetail : (lookupDetails[.ipv4] ?? lookupDetails[.ipv6])

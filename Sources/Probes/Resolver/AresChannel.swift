@@ -98,18 +98,19 @@ final class AresChannel {
         return reachd_ares_set_servers_ports(channel, &node)
     }
 
-    /// The nameservers the channel asks, in order (for a failure's words: `SERVFAIL from …`).
-    private(set) lazy var servers: [String] = {
+    /// The nameservers the channel asks, in order (for a failure's words: `SERVFAIL from …`, or
+    /// `no route to …` when the kernel has a route to none of them).
+    private(set) lazy var servers: [IPAddress] = {
         guard let channel else { return [] }
         var list: UnsafeMutablePointer<ares_addr_port_node>?
         guard reachd_ares_get_servers_ports(channel, &list) == ARES_SUCCESS else { return [] }
         defer { reachd_ares_free_data(list) }
-        var servers: [String] = []
+        var servers: [IPAddress] = []
         var node = list
         while let current = node {
             let size = current.pointee.family == AF_INET6 ? 16 : 4
             let bytes = withUnsafeBytes(of: current.pointee.addr) { Array($0.prefix(size)) }
-            if let address = IPAddress(bytes: bytes) { servers.append(address.description) }
+            if let address = IPAddress(bytes: bytes) { servers.append(address) }
             node = current.pointee.next
         }
         return servers

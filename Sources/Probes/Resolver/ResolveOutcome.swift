@@ -11,6 +11,9 @@ public struct ResolveOutcome: Sendable, Equatable {
     public var failure: ProbeFailureReason?
     /// c-ares' message (`ares_strerror`) for logs.
     public var detail: String?
+    /// The nameservers asked, when the query failed (empty otherwise): whether the kernel has a
+    /// route to them decides the failure's words (`ProbePipeline`).
+    public var nameservers: [IPAddress] = []
     /// From submission to the answer: the DNS part of a probe's duration.
     public var duration: Duration
     /// The engine stopped before the answer came (`failure` is then `error`).

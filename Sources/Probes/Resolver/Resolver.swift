@@ -104,7 +104,8 @@ final class Resolver {
         if let result { reachd_ares_freeaddrinfo(result) }
         var outcome = outcome
         if status != ARES_SUCCESS, !outcome.wasCancelled {
-            outcome.detail = FailureDetail.dns(status: status, servers: call.channel.servers)
+            if outcome.failure != nil { outcome.nameservers = call.channel.servers }
+            outcome.detail = FailureDetail.dns(status: status, servers: call.channel.servers.map(\.description))
         }
         call.channel.outstanding -= 1
         call.query.finish(outcome)
