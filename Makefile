@@ -22,7 +22,7 @@ DEB_CHECK := dnsmasq-base openssl
 IMAGE := reachd:$(shell sed -nE 's/^ *static let version = "([^"]+)".*/\1/p' Sources/reachd/Reachd.swift)
 
 .PHONY: run test check check-deps deps test-deps clean-leftovers build release install uninstall format swift-test check-sanitizers sanitize-thread sanitize-address \
-	e2e packaging check-image image print-image measure-limits bench bench-ab clean fuzz-http scale soak reliability \
+	e2e packaging check-image image print-image measure-limits bench bench-ab clean fuzz-http scale soak auth-flood reliability \
 	fuzz fuzz-ci fuzz-merge fuzz-record page-screenshot
 
 ## Install what is missing, build a release binary and serve on port 9478 (Ctrl-C stops it).
@@ -173,8 +173,13 @@ scale: test-deps build
 soak: test-deps build
 	$(call FULL_SIZE,soak,1200,Tests/e2e/test_soak.py)
 
-## fuzz-http, scale and soak (about 18 min).
-reliability: fuzz-http scale soak
+## 16 connections guessing passwords against basic auth at bcrypt cost 10: health, a cached scrape
+## and a stream's heartbeats timed under the flood and without it (about 1 min).
+auth-flood: test-deps build
+	$(call FULL_SIZE,auth-flood,300,Tests/e2e/test_auth_flood.py)
+
+## fuzz-http, scale, soak and auth-flood (about 19 min).
+reliability: fuzz-http scale soak auth-flood
 
 ## libFuzzer with AddressSanitizer (Fuzz/): each target 1,000,000 inputs (at most 30 min each);
 ## fails on a crash, a leak, a timeout or a broken invariant. Builds in .build-fuzz first.

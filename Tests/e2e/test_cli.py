@@ -269,7 +269,7 @@ OPTIONS = {
     "max-connections": ("REACHD_MAX_CONNECTIONS", "10000"),
     "max-connections-per-ip": ("REACHD_MAX_CONNECTIONS_PER_IP", "0"),
     "connection-timeout": ("REACHD_CONNECTION_TIMEOUT", "30"),
-    "connection-memory": ("REACHD_CONNECTION_MEMORY", "8192"),
+    "connection-memory": ("REACHD_CONNECTION_MEMORY", "24576"),
     "shutdown-timeout": ("REACHD_SHUTDOWN_TIMEOUT", "10"),
     "threads": ("REACHD_THREADS", "2"),
     "history": ("REACHD_HISTORY", "500"),

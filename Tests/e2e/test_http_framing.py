@@ -109,7 +109,7 @@ def test_a_tab_in_a_header_value_is_fine(server):
 
 
 def test_a_query_with_empty_parts_is_served(server):
-    for target in (b"/status?", b"/status?a", b"/status?a=1&b", b"/status?last_event_id=3&"):
+    for target in (b"/status?", b"/status?a", b"/status?a=1&b", b"/status?last_event_id=3&", b"/status?a=b+c&d+e"):
         statuses, reply, _ = exchange(server, b"GET " + target + b" HTTP/1.1\r\nHost: x\r\n\r\n")
         assert statuses == [200], (target, reply)
 

@@ -25,6 +25,8 @@ extension HTTPRequest {
     /// proxy sends): served as `/status`, and the target's authority stands for `Host`, which
     /// the server must then ignore — so the `Host` check judges the authority.
     mutating func takeAbsoluteForm() {
+        // Nearly every path starts with `/`: decided by its first byte, nothing allocated.
+        guard let first = path.utf8.first, first | 0x20 == UInt8(ascii: "h") else { return }
         let lowered = path.prefix(8).lowercased()
         let schemeLength = lowered.hasPrefix("http://") ? 7 : lowered.hasPrefix("https://") ? 8 : 0
         guard schemeLength > 0 else { return }

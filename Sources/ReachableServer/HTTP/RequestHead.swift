@@ -29,8 +29,11 @@ enum RequestHead {
         // NUL for `&` or `=`, up to the NUL it made of the space before the version.
         var target = TargetWalk(cursor: UnsafeRawPointer(url), end: UnsafeRawPointer(version) - 1)
         guard target.take(UnsafeRawPointer(url), count: strlen(url)) else { return Self.cutTarget }
-        withUnsafeMutablePointer(to: &target) { walk in
-            _ = MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, walkArgument, walk)
+        if !target.isComplete {
+            // A query (or a cut path): its arguments must account for the rest.
+            withUnsafeMutablePointer(to: &target) { walk in
+                _ = MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, walkArgument, walk)
+            }
         }
         guard target.isComplete else { return Self.cutTarget }
         var headers = HeaderWalk(
@@ -63,9 +66,13 @@ struct TargetWalk {
     let end: UnsafeRawPointer
     var isBroken = false
 
-    /// The next string must start at the cursor (after one NUL unless it is the path).
-    mutating func take(_ start: UnsafeRawPointer, count: Int) -> Bool {
-        guard !isBroken, start == cursor, start + count <= end, RequestHead.isVisible(start, count) else {
+    /// The next string must start at the cursor (after one NUL unless it is the path). An
+    /// argument may hold spaces: libmicrohttpd turned each `+` into one, in place.
+    mutating func take(_ start: UnsafeRawPointer, count: Int, spacesAllowed: Bool = false) -> Bool {
+        let isClean = UnsafeRawBufferPointer(start: start, count: count).allSatisfy {
+            ($0 > 0x20 || (spacesAllowed && $0 == 0x20)) && $0 != 0x7F
+        }
+        guard !isBroken, start == cursor, start + count <= end, isClean else {
             isBroken = true
             return false
         }
@@ -80,7 +87,7 @@ struct TargetWalk {
             return
         }
         cursor += 1
-        _ = take(start, count: count)
+        _ = take(start, count: count, spacesAllowed: true)
     }
 
     /// Everything up to the version was accounted for. A target ending in `?` or `&` leaves one
@@ -138,6 +145,8 @@ struct HeaderRules {
     }
 
     mutating func take(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        // Most headers are none of the three: told apart by length first.
+        guard name.count == 4 || name.count == 14 || name.count == 17 else { return }
         if Self.named(name, "host") {
             hosts += 1
             if value.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { emptyHost = true }

@@ -63,8 +63,10 @@ enum Route: Equatable, Sendable {
 
     /// `HTTP/1.0` to `HTTP/1.9`.
     static func isHTTP1(_ version: String) -> Bool {
-        let bytes = Array(version.utf8)
-        return bytes.count == 8 && version.hasPrefix("HTTP/1.") && (48...57).contains(bytes[7])
+        if version == "HTTP/1.1" || version == "HTTP/1.0" { return true }
+        let bytes = version.utf8
+        return bytes.count == 8 && bytes.starts(with: "HTTP/1.".utf8)
+            && (48...57).contains(bytes[bytes.index(bytes.startIndex, offsetBy: 7)])
     }
 
     /// RFC 9110 `token`: libmicrohttpd passes any bytes up to the first space as the method.
