@@ -35,8 +35,6 @@ final class PasswordVerifier: Sendable {
         /// The job being verified now: joined by a request with the same header meanwhile.
         var running: Job?
         var thread: DedicatedThread?
-        /// Set by the submission that makes the thread, so two never make one each.
-        var threadMade = false
         var isStopped = false
         /// When shedding was last logged.
         var lastShedWarning: ContinuousClock.Instant?
@@ -68,8 +66,7 @@ final class PasswordVerifier: Sendable {
     func submit(auth: BasicAuth, key: BasicAuth.Digest, user: String, password: [UInt8]) -> Submission {
         let ticket = VerificationTicket()
         let now = ContinuousClock.now
-        let (submission, warn, start) = state.withLock {
-            state -> (Submission, warn: Bool, start: Bool) in
+        let (submission, warn, added) = state.withLock { state -> (Submission, warn: Bool, added: Bool) in
             if state.isStopped { return (.shed, false, false) }
             if let running = state.running, running.auth === auth, running.key == key {
                 running.tickets.append(ticket)
@@ -84,15 +81,16 @@ final class PasswordVerifier: Sendable {
                 if warn { state.lastShedWarning = now }
                 return (.shed, warn, false)
             }
+            // Made under the lock, so `stop` always finds the thread it must join.
+            if state.thread == nil {
+                guard let thread = try? DedicatedThread({ [self] in run() }) else { return (.shed, false, false) }
+                state.thread = thread
+            }
             state.waiting.append(Job(auth: auth, key: key, user: user, password: password, ticket: ticket))
-            defer { state.threadMade = true }
-            return (.queued(ticket), false, !state.threadMade)
+            return (.queued(ticket), false, true)
         }
         if warn { shedding() }
-        if case .queued = submission {
-            if start { startThread() }
-            work.signal()
-        }
+        if added { work.signal() }
         return submission
     }
 
@@ -111,23 +109,7 @@ final class PasswordVerifier: Sendable {
         thread?.join()
     }
 
-    /// Made on the first verification, so a reachd without basic auth has no such thread.
-    private func startThread() {
-        do {
-            let thread = try DedicatedThread { [self] in run() }
-            state.withLock { $0.thread = thread }
-        } catch {
-            // No thread: nothing can be verified; every waiting request is answered as shed.
-            let waiting = state.withLock { state in
-                defer { state.waiting = [] }
-                return state.waiting
-            }
-            for job in waiting {
-                for ticket in job.tickets { ticket.settle(.shed) }
-            }
-        }
-    }
-
+    /// The thread is made with the first verification: a reachd without basic auth has none.
     private func run() {
         while true {
             work.wait()
