@@ -112,8 +112,8 @@ final class RequestRouter: HTTPHandler {
             // Rendered when the change was recorded: a request copies nothing.
             return HTTPResponse(status: 200, shared: changes.response)
         case .events where request.method == "HEAD":
-            // An empty body, not a stream: libmicrohttpd 0.9.75 would still send the final chunk
-            // of a chunked answer to HEAD.
+            // The stream's headers without its body, and without a length the GET's body never
+            // has: not chunked (libmicrohttpd 0.9.75 would still send the final chunk to HEAD).
             return HTTPResponse(
                 status: 200, headers: Self.eventStreamHeaders + crossOrigin.headers(for: request), lengthUnknown: ())
         case .events:
