@@ -191,7 +191,7 @@ enum RouterFuzz {
         switch response.body {
         case .bytes(let bytes): Array(bytes)
         case .shared(let shared): Array(shared.body)
-        case .stream: []
+        case .stream, .lengthUnknown, .later: []
         }
     }
 
