@@ -29,7 +29,7 @@ import Testing
 
     @Test func matchesTheContractExampleByteForByte() {
         let expected =
-            #"{"state":"reachable","isReachable":true,"ipv4":true,"ipv6":false,"#
+            #"{"state":"reachable","isReachable":true,"cause":null,"ipv4":true,"ipv6":false,"#
             + #""transport":{"wifi":false,"cellular":false,"ethernet":true,"other":false},"isDataMetered":false,"#
             + #""interfaces":[{"name":"eth0","index":2,"transport":"ethernet","kind":"veth","operState":"up","#
             + #""isDefaultRoute":true,"addresses":["198.18.0.2/24","fe80::1/64"],"connectivity":null}],"targets":[],"#
@@ -127,7 +127,7 @@ import Testing
     @Test func fieldsAppearInTheContractsOrder() throws {
         let text = Self.text(Self.example())
         let topLevel = [
-            "state", "isReachable", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces", "targets",
+            "state", "isReachable", "cause", "ipv4", "ipv6", "transport", "isDataMetered", "interfaces", "targets",
             "connectivity", "dns", "targetsFile", "sequence", "changedAt", "stateSince",
         ]
         let interface = [
@@ -245,10 +245,22 @@ import Testing
         #expect(status.interfaces[0].connectivity == nil, "another interface: not its check")
     }
 
+    @Test func aCauseRoundTrips() throws {
+        var status = Self.example()
+        status.cause = Cause(
+            layer: .link, family: .ipv6, subject: "eth0", text: "eth0 is down (no carrier)", since: Self.changedAt)
+        let text = Self.text(status)
+        #expect(
+            text.contains(
+                #""isReachable":true,"cause":{"layer":"link","family":"ipv6","subject":"eth0","#
+                    + #""text":"eth0 is down (no carrier)","since":"2026-11-21T22:00:00.250Z"},"ipv4""#))
+        #expect(try ReachabilityStatus(jsonBytes: text.utf8) == status)
+    }
+
     @Test func unknownStatusRoundTrips() throws {
         let status = ReachabilityStatus(path: .unknown, sequence: 0, changedAt: Self.changedAt)
         let text = Self.text(status)
-        #expect(text.hasPrefix(#"{"state":"unknown","isReachable":false,"ipv4":false,"ipv6":false,"#))
+        #expect(text.hasPrefix(#"{"state":"unknown","isReachable":false,"cause":null,"ipv4":false,"ipv6":false,"#))
         #expect(text.contains(#""interfaces":[]"#))
         #expect(try ReachabilityStatus(jsonBytes: text.utf8) == status)
     }

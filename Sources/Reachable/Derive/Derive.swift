@@ -59,7 +59,8 @@ public func derive(
         ipv6: ipv6,
         transport: transport,
         isDataMetered: isDataMetered,
-        interfaces: interfaces
+        interfaces: interfaces,
+        facts: PathFacts(table: table, routing: routing, lookups: lookups, chosen: chosen)
     )
 }
 

@@ -40,6 +40,8 @@ public final class NetworkMonitor: Sendable {
         /// The last published batch's route verdicts, when any question had no usable route,
         /// with the epoch its document was published at (`unroutableSinceBatch`).
         var batchVerdicts: (epoch: UInt64, verdicts: RouteVerdicts)?
+        /// What the cause needs beyond the document (`CauseRules`).
+        var causeMemory = CauseMemory()
     }
 
     private let state: Mutex<State>
@@ -352,12 +354,28 @@ public final class NetworkMonitor: Sendable {
         }
     }
 
-    /// A new status (and sequence) only when `next` differs from the last apart from its bookkeeping.
+    /// `--web-config-file`'s last reading was refused (`nil`: the one read last is in force): a
+    /// cause of layer `config` while nothing else fails.
+    package func setWebConfigRefusal(_ refusal: (file: String, error: String)?) {
+        state.withLock { $0.causeMemory.webConfigRefusal = refusal }
+        update { _ in }
+    }
+
+    /// A new status (and sequence) only when `next` differs from the last apart from its
+    /// bookkeeping. The cause is named here, once per document: it keeps its `since` while it is
+    /// the same layer, family and subject.
     private static func publish(_ next: ReachabilityStatus, in state: inout State) {
-        guard !next.hasSameContent(as: state.latest) else { return }
         var next = next
+        let now = Date()
+        state.causeMemory.remember(next.pathFacts)
+        next.cause = CauseRules.cause(of: next, remembering: state.causeMemory).map { cause in
+            var cause = cause
+            if let last = state.latest.cause, last.isSameCause(as: cause) { cause.since = last.since } else { cause.since = now }
+            return cause
+        }
+        guard !next.hasSameContent(as: state.latest) else { return }
         next.sequence = state.latest.sequence + 1
-        next.changedAt = Date()
+        next.changedAt = now
         next.stateSince = next.state == state.latest.state ? state.latest.stateSince : next.changedAt
         state.latest = next
         for continuation in state.subscribers.values {

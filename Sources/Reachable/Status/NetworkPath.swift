@@ -18,6 +18,8 @@ public struct NetworkPath: Sendable, Equatable {
     public var transport: TransportSet
     public var isDataMetered: Bool
     public var interfaces: [InterfaceStatus]
+    /// Why a family has no way out, for the cause; not on the wire.
+    public var facts: PathFacts
 
     public var isReachable: Bool { state == .reachable }
 
@@ -27,7 +29,8 @@ public struct NetworkPath: Sendable, Equatable {
         ipv6: Bool = false,
         transport: TransportSet = TransportSet(),
         isDataMetered: Bool = false,
-        interfaces: [InterfaceStatus] = []
+        interfaces: [InterfaceStatus] = [],
+        facts: PathFacts = PathFacts()
     ) {
         self.state = state
         self.ipv4 = ipv4
@@ -35,6 +38,7 @@ public struct NetworkPath: Sendable, Equatable {
         self.transport = transport
         self.isDataMetered = isDataMetered
         self.interfaces = interfaces
+        self.facts = facts
     }
 
     /// The path before the first full reading.

@@ -47,6 +47,7 @@ extension ReachabilityStatus {
         json.object {
             json.field("state") { json.plain(state.rawValue) }
             json.field("isReachable") { json.bool(isReachable) }
+            json.field("cause") { json.optional(cause) { Self.cause(json, $0) } }
             json.field("ipv4") { json.bool(ipv4) }
             json.field("ipv6") { json.bool(ipv6) }
             json.field("transport") {
@@ -105,6 +106,17 @@ extension ReachabilityStatus {
             json.field("sequence") { json.raw(String(sequence)) }
             json.field("changedAt") { json.timestamp(changedAt, Self.timestampStyle) }
             json.field("stateSince") { json.timestamp(stateSince, Self.timestampStyle) }
+        }
+    }
+
+    /// The lowest failing layer, first thing a reader meets.
+    private static func cause(_ json: JSONWriter, _ cause: Cause) {
+        json.object {
+            json.field("layer") { json.plain(cause.layer.rawValue) }
+            json.field("family") { json.optionalPlain(cause.family?.rawValue) }
+            json.field("subject") { json.optionalString(cause.subject) }
+            json.field("text") { json.string(cause.text) }
+            json.field("since") { json.timestamp(cause.since, Self.timestampStyle) }
         }
     }
 

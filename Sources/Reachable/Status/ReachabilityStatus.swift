@@ -17,6 +17,11 @@ public struct ReachabilityStatus: Sendable, Equatable, Decodable {
     public var transport = TransportSet()
     public var isDataMetered = false
     public var interfaces: [InterfaceStatus] = []
+    /// Why a family has no way out (`NetworkPath.facts`): the cause's, not on the wire.
+    public var pathFacts = PathFacts()
+    /// The lowest failing layer; `nil` when nothing is known to be wrong. Set by the monitor on
+    /// every document it publishes (`CauseRules`), never by a source.
+    public var cause: Cause?
     /// Per-host reachability, in configuration order (empty when none are configured).
     public var targets: [TargetStatus]
     /// The internet check (`disabled` unless configured).
@@ -51,7 +56,7 @@ public struct ReachabilityStatus: Sendable, Equatable, Decodable {
         get {
             NetworkPath(
                 state: state, ipv4: ipv4, ipv6: ipv6, transport: transport, isDataMetered: isDataMetered,
-                interfaces: interfaces)
+                interfaces: interfaces, facts: pathFacts)
         }
         set {
             state = newValue.state
@@ -59,6 +64,7 @@ public struct ReachabilityStatus: Sendable, Equatable, Decodable {
             ipv6 = newValue.ipv6
             transport = newValue.transport
             isDataMetered = newValue.isDataMetered
+            pathFacts = newValue.facts
             // An interface's `connectivity` is the uplink checker's, not the kernel's: it stays
             // with the interface (by name) until that checker changes it.
             let checked = Dictionary(
@@ -74,13 +80,21 @@ public struct ReachabilityStatus: Sendable, Equatable, Decodable {
 
     public var isReachable: Bool { state == .reachable }
 
-    /// Equal apart from the bookkeeping (`sequence`, `changedAt`, `stateSince`): a subscriber would see no
+    /// The wire's fields: `pathFacts` is reachd's own.
+    private enum CodingKeys: String, CodingKey {
+        case state, ipv4, ipv6, transport, isDataMetered, interfaces, cause, targets, connectivity, dns, targetsFile
+        case sequence, changedAt, stateSince
+    }
+
+    /// Equal apart from the bookkeeping (`sequence`, `changedAt`, `stateSince`) and what is not on
+    /// the wire (`pathFacts`, which shows only through `cause`): a subscriber would see no
     /// difference, so the monitor publishes nothing.
     public func hasSameContent(as other: ReachabilityStatus) -> Bool {
         var aligned = self
         aligned.sequence = other.sequence
         aligned.changedAt = other.changedAt
         aligned.stateSince = other.stateSince
+        aligned.pathFacts = other.pathFacts
         aligned.targets = other.targets  // compared below
         return aligned == other && Self.sameEntries(targets, other.targets)
     }
