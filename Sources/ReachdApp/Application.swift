@@ -147,7 +147,7 @@ public func buildApplication(
     if let probes { services.append(ProbeSourcesService(probes: probes)) }
     if let server { services.append(server) }
     let webConfig = configuration.server?.security.map {
-        WebConfigReloader(security: $0, logger: logger, metrics: metrics)
+        WebConfigReloader(security: $0, logger: logger, metrics: metrics, monitor: monitor)
     }
     return Application(monitor: monitor, probes: probes, server: server, webConfig: webConfig, services: services)
 }

@@ -1,9 +1,11 @@
 public import Logging
+public import Reachable
 public import ReachableServer
 
 /// Reads `--web-config-file` again (SIGHUP, or a change of it or of a file it names) and says
-/// what came of it: a log line and `reachd_web_config_last_reload_successful`. A reading that
-/// fails is not applied: the configuration in force stays.
+/// what came of it: a log line, `reachd_web_config_last_reload_successful` and, while a reading
+/// is refused, a cause of layer `config`. A reading that fails is not applied: the configuration
+/// in force stays.
 public final class WebConfigReloader: Sendable {
     /// Why the file was read again, for the log.
     public enum Cause: String, Sendable {
@@ -14,11 +16,13 @@ public final class WebConfigReloader: Sendable {
     public let security: WebSecurity
     private let logger: Logger
     private let metrics: ServerMetrics
+    private let monitor: NetworkMonitor
 
-    public init(security: WebSecurity, logger: Logger, metrics: ServerMetrics) {
+    public init(security: WebSecurity, logger: Logger, metrics: ServerMetrics, monitor: NetworkMonitor) {
         self.security = security
         self.logger = logger
         self.metrics = metrics
+        self.monitor = monitor
         // The reading at start was applied (a bad one refused the start).
         metrics.recordWebConfigReload(successful: true)
     }
@@ -30,6 +34,7 @@ public final class WebConfigReloader: Sendable {
         switch security.reload() {
         case .success(let config):
             metrics.recordWebConfigReload(successful: true)
+            monitor.setWebConfigRefusal(nil)
             var applied = metadata
             applied["tls"] = .stringConvertible(config.tls != nil)
             applied["users"] = .stringConvertible(config.users.count)
@@ -37,6 +42,7 @@ public final class WebConfigReloader: Sendable {
             return true
         case .failure(let error):
             metrics.recordWebConfigReload(successful: false)
+            monitor.setWebConfigRefusal((file: security.path, error: "\(error)"))
             var refused = metadata
             refused["error"] = "\(error)"
             logger.error("web config not applied; the previous one stays", metadata: refused)

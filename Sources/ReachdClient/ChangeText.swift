@@ -4,7 +4,8 @@ package import Reachable
 /// (refused: ECONNREFUSED: connection refused)`. A `state` change reads with the `reason` and
 /// `detail` beside it in the new document (either may be absent or `null`), and their own entries
 /// are folded into that line; whatever the document holds besides reads as `SUBJECT FIELD: from
-/// → to`, so a field added to the document later still shows.
+/// → to`, so a field added to the document later still shows. A change of the cause reads first,
+/// as its new words (`cause: eth0 is down (no carrier)`).
 package enum ChangeText {
     /// - Parameters:
     ///   - changes: the diff (`DocumentDiff.changes`), in document order.
@@ -13,7 +14,12 @@ package enum ChangeText {
         let stateSubjects = Set(changes.filter { $0.path.last == "state" }.map { Array($0.path.dropLast()) })
         var explained = Set<[String]>()
         var lines: [String] = []
-        for change in changes {
+        // The cause first, in one line however many of its fields changed.
+        if changes.contains(where: { $0.path.first == "cause" }) {
+            let text = value(at: ["cause", "text"], in: document)
+            lines.append("cause: " + (text.map(word) ?? "none (nothing known to be wrong)"))
+        }
+        for change in changes where change.path.first != "cause" {
             let subject = Array(change.path.dropLast())
             let leaf = change.path.last ?? ""
             if isWhole(change) {

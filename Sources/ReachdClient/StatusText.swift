@@ -16,6 +16,8 @@ package enum StatusText {
             parts.append("via " + (transports.isEmpty ? "-" : transports.joined(separator: ",")))
             if path.isDataMetered { parts.append("metered") }
         }
+        // The cause right after the state: `unreachable — eth0 is down (no carrier)`.
+        if let cause = status.cause { parts.append("— \(cause.text)") }
         var probes: [String] = []
         if !status.targets.isEmpty { probes.append(targetsSummary(status.targets)) }
         if status.connectivity.state != .disabled { probes.append(connectivitySummary(status.connectivity)) }

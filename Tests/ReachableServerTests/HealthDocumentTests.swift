@@ -120,6 +120,20 @@ struct HealthDocumentTests {
         #expect(check["output"] as? String == "network is unreachable")
     }
 
+    @Test func aFailingCheckNamesTheCausesLayerNeverItsWords() throws {
+        var unreachable = status(.unreachable)
+        unreachable.cause = Cause(layer: .link, subject: "eth0", text: "eth0 is down (no carrier)", since: Date())
+        let answer = HealthDocument.readiness(status: unreachable, conditions: [.reachable], isShuttingDown: false)
+        let check = try check(answer.body, "network:reachability")
+        #expect(check["output"] as? String == "network is unreachable; cause: link")
+        #expect(!String(decoding: answer.body, as: UTF8.self).contains("eth0"))
+        // A check that holds says nothing of a cause.
+        var reachable = status(.reachable)
+        reachable.cause = unreachable.cause
+        let ready = HealthDocument.readiness(status: reachable, conditions: [.reachable], isShuttingDown: false)
+        #expect(try self.check(ready.body, "network:reachability")["output"] == nil)
+    }
+
     @Test(arguments: ConnectivityStatus.State.allCases)
     func onlineFollowsConnectivity(state: ConnectivityStatus.State) throws {
         var status = healthy()

@@ -69,7 +69,7 @@ struct ServerMetricsTests {
             "reachd_target_family_up", "reachd_target_transitions_total", "reachd_target_probe_failures_total",
             "reachd_config_last_reload_successful", "reachd_config_last_reload_success_timestamp_seconds",
             "reachd_connectivity_family_state", "reachd_dns_state", "reachd_dns_server_up",
-            "reachd_dns_query_duration_seconds", "reachd_changes_kept", "reachd_target_impaired",
+            "reachd_dns_query_duration_seconds", "reachd_changes_kept", "reachd_target_impaired", "reachd_cause",
         ]
         #expect(Set(text.type.keys) == Set(families))
         for family in families {
@@ -108,6 +108,9 @@ struct ServerMetricsTests {
         }
         for state in ["disabled", "unknown", "ok", "degraded", "failing"] {
             #expect(text["reachd_dns_state", [("state", state)]] == 0)
+        }
+        for layer in ["none"] + Cause.Layer.allCases.map(\.rawValue) {
+            #expect(text["reachd_cause", [("layer", layer)]] == 0)
         }
         let requests: [(String, String)] = [
             ("status", "200"), ("events", "200"), ("liveness", "200"), ("liveness", "503"), ("readiness", "200"),
@@ -160,6 +163,20 @@ struct ServerMetricsTests {
         #expect(text["reachd_connectivity_state", [("state", "full")]] == 1)
         #expect(text["reachd_connectivity_state", [("state", "disabled")]] == 0)
         #expect(text["reachd_sse_clients"] == 3)
+        #expect(text["reachd_cause", [("layer", "none")]] == 1)
+        #expect(text["reachd_cause", [("layer", "target")]] == 0)
+    }
+
+    @Test func theCauseSetsItsLayerAlone() {
+        let metrics = ServerMetrics()
+        var document = Self.document(sequence: 3)
+        document.cause = Cause(layer: .link, subject: "eth0", text: "eth0 is down", since: Self.since)
+        metrics.update(document)
+        let text = render(metrics)
+        #expect(text["reachd_cause", [("layer", "link")]] == 1)
+        for layer in ["none"] + Cause.Layer.allCases.map(\.rawValue) where layer != "link" {
+            #expect(text["reachd_cause", [("layer", layer)]] == 0)
+        }
     }
 
     @Test func interfacesThatAreGoneLoseTheirSeries() {

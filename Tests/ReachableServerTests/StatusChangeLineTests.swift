@@ -41,6 +41,16 @@ import Testing
         #expect(Self.number(line["sequence"]) == "2")
     }
 
+    @Test func theLineCarriesTheCause() {
+        let before = Self.document([], sequence: 1)
+        #expect(StatusChangeLine.metadata(for: before, after: before)["cause"] == .dictionary(["layer": "none"]))
+        var after = Self.document([Self.target(0, .unreachable)], sequence: 2)
+        after.cause = Cause(layer: .target, subject: "t0", text: "t0 is unreachable", since: Date())
+        #expect(
+            StatusChangeLine.metadata(for: after, after: before)["cause"]
+                == .dictionary(["layer": "target", "subject": "t0", "text": "t0 is unreachable"]))
+    }
+
     @Test func aFleetsDocumentListsTheTargetsThatChangedAndCountsThemAll() throws {
         let count = StatusChangeLine.listedInFull + 50
         let before = Self.document((0..<count).map { Self.target($0) }, sequence: 7)

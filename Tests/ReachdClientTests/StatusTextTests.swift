@@ -95,6 +95,14 @@ struct StatusTextFamilyTests {
             targets: targets, connectivity: connectivity, dns: dns, sequence: 4, changedAt: since)
     }
 
+    @Test func theSummaryNamesTheCauseRightAfterTheState() {
+        var status = ReachabilityStatus(
+            path: NetworkPath(state: .unreachable), sequence: 9, changedAt: Self.since)
+        status.cause = Cause(layer: .link, subject: "eth0", text: "eth0 is down (no carrier)", since: Self.since)
+        #expect(StatusText.summary(status).hasSuffix("#9 unreachable — eth0 is down (no carrier)"))
+        #expect(!StatusText.summary(Self.document()).contains("—"))
+    }
+
     @Test func aTargetLineShowsEachFamilyAndDegraded() {
         #expect(
             StatusText.line(Self.web)

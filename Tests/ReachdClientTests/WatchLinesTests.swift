@@ -32,6 +32,20 @@ struct WatchLinesTests {
                 == ["target db: unknown → reachable"])
     }
 
+    @Test func aChangedCauseReadsFirstAsItsNewWordsInOneLine() throws {
+        let old = #"{"cause":null,"targets":[{"name":"db","state":"reachable","reason":null}]}"#
+        let new =
+            #"{"cause":{"layer":"link","family":null,"subject":"eth0","text":"eth0 is down (no carrier)"},"#
+            + #""targets":[{"name":"db","state":"unreachable","reason":"no-route"}]}"#
+        #expect(
+            try Self.words(old, new) == [
+                "cause: eth0 is down (no carrier)", "target db: reachable → unreachable (no-route)",
+            ])
+        #expect(try Self.words(new, old).first == "cause: none (nothing known to be wrong)")
+        let reworded = new.split(separator: "(no carrier)").joined(separator: "(no carrier, 2 targets)")
+        #expect(try Self.words(new, reworded) == ["cause: eth0 is down (no carrier, 2 targets)"])
+    }
+
     @Test func aNewReasonWithoutANewStateSaysStill() throws {
         let old = #"{"targets":[{"name":"db","state":"unreachable","reason":"timeout","detail":null}]}"#
         let new = #"{"targets":[{"name":"db","state":"unreachable","reason":"refused","detail":"ECONNREFUSED"}]}"#

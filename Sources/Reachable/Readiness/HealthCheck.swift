@@ -43,7 +43,8 @@ public struct HealthCheck: Sendable {
     /// | `dns` | `network:dns` | `system` | `dns.state` | its `since` |
     ///
     /// A failing check says why in `output` ("network is unreachable", "connectivity is limited
-    /// (timeout)", "target db is unreachable (no-route)"); every check fails with
+    /// (timeout)", "target db is unreachable (no-route)"), then the cause's layer when the
+    /// document names one ("network is unreachable; cause: link"); every check fails with
     /// "shutting down" once shutdown has begun. A target the document does not list (yet) is
     /// `unknown`, without a time; an interface that does not exist (yet) or is no uplink is
     /// `none` ("interface wan1 is not an uplink").
@@ -93,6 +94,9 @@ public struct HealthCheck: Sendable {
         if isShuttingDown {
             holds = false
             output = "shutting down"
+        } else if !holds, let layer = status.cause?.layer {
+            // `/readyz` is open to anyone: the layer only, never the cause's words.
+            output = (output.map { $0 + "; " } ?? "") + "cause: \(layer.rawValue)"
         }
     }
 

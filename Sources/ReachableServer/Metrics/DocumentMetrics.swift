@@ -16,6 +16,8 @@ final class DocumentMetrics: Sendable {
     private let connectivity: [ConnectivityStatus.State: Gauge]
     private let connectivityFamilies: [AddressFamily: [ConnectivityStatus.State: Gauge]]
     private let dns: [DNSStatus.State: Gauge]
+    /// One series per cause layer and `none` (for `cause: null`), so an alert can say why.
+    private let causes: [Cause.Layer?: Gauge]
     /// The sequence of the last document, so `statusUpdates` counts the ones skipped too.
     private let lastSequence = Mutex<UInt64>(0)
 
@@ -55,6 +57,10 @@ final class DocumentMetrics: Sendable {
             uniqueKeysWithValues: DNSStatus.State.allCases.map {
                 ($0, gauge("dns_state", Help.dns, [("state", $0.rawValue)]))
             })
+        causes = Dictionary(
+            uniqueKeysWithValues: ([nil] + Cause.Layer.allCases).map { (layer: Cause.Layer?) in
+                (layer, gauge("cause", Help.cause, [("layer", layer?.rawValue ?? "none")]))
+            })
     }
 
     /// Sets every series from `status`: call with each new document, in order.
@@ -73,6 +79,7 @@ final class DocumentMetrics: Sendable {
             for (state, gauge) in states { gauge.set(to: state == current ? 1 : 0) }
         }
         for (state, gauge) in dns { gauge.set(to: state == status.dns.state ? 1 : 0) }
+        for (layer, gauge) in causes { gauge.set(to: layer == status.cause?.layer ? 1 : 0) }
 
         lastSequence.withLock { last in
             // The sequence counts every change, so a skipped document still counts.
@@ -98,4 +105,6 @@ private enum Help {
     static let connectivityFamily =
         "1 on the current state of the connectivity check for this address family (the check's own while the host's name does not resolve); all 0 while the host has no address of it."
     static let dns = "1 on the current state of DNS (disabled, unknown, ok, degraded, failing)."
+    static let cause =
+        "1 on the layer of the current cause, the lowest that fails (link, address, route, dns, path, portal, check, target, uplink, quality, config); none when nothing is known to be wrong."
 }
