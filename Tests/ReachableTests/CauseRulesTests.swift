@@ -254,6 +254,10 @@ import Testing
         status.targets[1].ipv4?.impairments = [.loss, .mtu]
         #expect(Self.summary(Self.cause(status)) == "quality/ipv4/db")
         #expect(Self.cause(status)?.text == "db is impaired over IPv4: loss, mtu")
+        // A target of one family: that is every family it has.
+        var single = Self.healthy(ipv6: false)
+        single.targets[0].ipv4?.impairments = [.latency]
+        #expect(Self.summary(Self.cause(single, Self.ipv4Only)) == "quality/-/web")
     }
 
     @Test func aFileNotApplied() {

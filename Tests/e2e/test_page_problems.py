@@ -44,6 +44,12 @@ def change_rows(b: Browser) -> list[tuple[str, str]]:
     return [(li.text, li.get_attribute("data-tone")) for li in b.driver.find_elements(By.CSS_SELECTOR, "#changes li")]
 
 
+def cause_line(b: Browser) -> str | None:
+    """The banner's line under the state that names the cause (`None` without one)."""
+    found = b.driver.find_elements(By.CSS_SELECTOR, "#banner #problems .cause")
+    return found[0].text if found else None
+
+
 def wait_status(port: int, ns: str, predicate, timeout: float, what: str) -> dict:
     deadline = time.monotonic() + timeout
     while True:
@@ -116,8 +122,12 @@ def test_banner_says_what_is_wrong_and_the_record_starts_before_opening(veth, re
         b = browser(ns)
         open_page(b, server)
         assert b.text("state") == "reachable" and level(b) == "warn"
+        # The cause first (DESIGN "The cause first"): the line under the state, leading the
+        # problems — db's own entry is not said twice.
+        assert doc["cause"]["layer"] == "target" and doc["cause"]["subject"] == "db", doc["cause"]
+        assert cause_line(b) == doc["cause"]["text"], cause_line(b)
         problems = b.text("problems")
-        assert problems == f"db unreachable (refused: {detail})", problems
+        assert problems == doc["cause"]["text"] == f"db is unreachable (refused: {detail})", problems
         assert detail in b.text("targets")
         rows = change_rows(b)
         assert rows[0][0].endswith("opened: reachable"), rows
@@ -141,6 +151,7 @@ def test_banner_says_what_is_wrong_and_the_record_starts_before_opening(veth, re
         db.listen(64)
         b.wait_for(lambda: level(b) == "ok", 15, "the banner ok")
         assert b.text("problems") == "" and b.text("state") == "reachable"
+        assert cause_line(b) is None
         b.wait_for(lambda: "target db: unreachable → reachable" in change_rows(b)[0][0], 2, "db up in the list")
         assert change_rows(b)[0][1] == "good"
         assert timelines(b)["target:db"][-2:] == ["unreachable", "reachable"], timelines(b)
@@ -149,6 +160,11 @@ def test_banner_says_what_is_wrong_and_the_record_starts_before_opening(veth, re
         veth.link_down()
         b.wait_text("state", "unreachable", timeout=2)
         b.wait_for(lambda: level(b) == "bad", 2, "the banner bad")
+        # The link named first, and its row marked among the interfaces.
+        b.wait_for(lambda: b.text("problems").startswith(f"{veth.link} is down"), 2, "the cause first")
+        assert cause_line(b) == f"{veth.link} is down", cause_line(b)
+        marked = b.driver.find_elements(By.CSS_SELECTOR, "#interfaces .row.cause .name")
+        assert [m.text for m in marked] == [veth.link], [m.text for m in marked]
         assert timelines(b)["route"][-2:] == ["reachable", "unreachable"], timelines(b)
         assert change_rows(b)[0][1] == "bad", change_rows(b)
         assert b.console_errors() == []
@@ -182,7 +198,7 @@ def test_nothing_leaves_its_card(world, reachd_in, browser):
 
     b = browser(ns)
     open_page(b, server)
-    assert level(b) == "warn" and b.text("problems").startswith("cache unreachable (refused: ")
+    assert level(b) == "warn" and b.text("problems").startswith("cache is unreachable (refused: ")
     strips = timelines(b)
     assert set(strips) == {"route", "connectivity", "dns", "target:db", "target:api", "target:cache"}, strips
     assert strips["route"][-3:] == ["reachable", "unreachable", "reachable"], strips
@@ -221,7 +237,8 @@ def test_each_uplinks_connectivity_is_beside_its_interface(world, reachd_in, bro
     b = browser(ns)
     open_page(b, server)
     assert level(b) == "warn"
-    assert b.text("problems") == f"{second} connectivity limited (timeout)", b.text("problems")
+    # The cause first: the backup uplink, its own entry not said twice.
+    assert b.text("problems") == f"uplink {second} is limited (timeout)", b.text("problems")
     def uplink_badges() -> dict[str, list[str]]:
         return {row.find_element(By.CLASS_NAME, "name").text:
                 [badge.text for badge in row.find_elements(By.CSS_SELECTOR, ".uplink .badge")]
@@ -254,7 +271,8 @@ def test_an_impaired_family_says_its_impairments_in_words(icmp_world, reachd_icm
     b = browser(w.client.name)
     open_page(b, server)
     assert level(b) == "warn"
-    assert b.text("problems") == "far IPv4 MTU blackhole, far6 IPv6 MTU blackhole", b.text("problems")
+    # The cause first: IPv6's impairment before IPv4's; far6's own entry is not said twice.
+    assert b.text("problems") == "far6 is impaired over IPv6: mtu, far IPv4 MTU blackhole", b.text("problems")
     badges = [badge.text for badge in b.driver.find_elements(By.CSS_SELECTOR, "#targets .impaired")]
     assert badges == ["MTU blackhole", "MTU blackhole"], badges
 

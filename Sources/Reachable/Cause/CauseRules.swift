@@ -295,10 +295,11 @@ public enum CauseRules {
             }), let verdict = target[family]
             else { continue }
             let words = verdict.impairments.map(\.rawValue).joined(separator: ", ")
-            let both = familiesInOrder.allSatisfy { target[$0].map { !$0.impairments.isEmpty } ?? false }
+            let families = familiesInOrder.filter { target[$0] != nil }
+            let every = families.allSatisfy { target[$0].map { !$0.impairments.isEmpty } ?? false }
             return Finding(
-                layer: .quality, family: both ? nil : family, subject: target.name,
-                text: "\(target.name) is impaired over \(both ? "both families" : name(family)): \(words)")
+                layer: .quality, family: every ? nil : family, subject: target.name,
+                text: "\(target.name) is impaired over \(every && families.count == 2 ? "both families" : name(family)): \(words)")
         }
         return nil
     }

@@ -54,44 +54,64 @@
   // Each thing failing, in words: "db unreachable (refused: ECONNREFUSED: connection refused)".
   // An impaired path in words (DESIGN "Quality"): what the family's badge says.
   const IMPAIRMENT = { loss: "packet loss", latency: "slow", mtu: "MTU blackhole" };
+  // What the cause already says is not said again: the thing it names (a target, the check, an
+  // uplink, DNS, the targets file) leaves the list, which starts with the cause.
+  function causeKey(c) {
+    if (!c) return null;
+    if (c.layer === "target" || c.layer === "quality") return "target:" + c.subject;
+    if (c.layer === "portal" || c.layer === "check" || c.layer === "path") return "connectivity";
+    if (c.layer === "uplink") return "uplink:" + c.subject;
+    if (c.layer === "dns") return "dns";
+    if (c.layer === "config") return "targetsFile";
+    return null;
+  }
   function problems(doc) {
-    const out = [], paren = (w) => (w ? " (" + w + ")" : "");
+    const out = [], paren = (w) => (w ? " (" + w + ")" : ""), skip = causeKey(doc.cause);
+    const push = (key, text) => { if (key !== skip) out.push(text); };
     for (const t of doc.targets || []) {
-      if (t.state === "unreachable") out.push(t.name + " unreachable" + paren(why(t)));
+      const key = "target:" + t.name;
+      if (t.state === "unreachable") push(key, t.name + " unreachable" + paren(why(t)));
       else if (t.state === "reachable") {
-        for (const [key, label] of FAMILIES) {
-          const f = t[key];
-          if (f && f.state === "unreachable") out.push(t.name + " " + label + " unreachable" + paren(why(f)));
-          else if (f && (f.impairments || []).length) out.push(t.name + " " + label + " " + f.impairments.map((i) => IMPAIRMENT[i] || i).join(", "));
+        for (const [k, label] of FAMILIES) {
+          const f = t[k];
+          if (f && f.state === "unreachable") push(key, t.name + " " + label + " unreachable" + paren(why(f)));
+          else if (f && (f.impairments || []).length) push(key, t.name + " " + label + " " + f.impairments.map((i) => IMPAIRMENT[i] || i).join(", "));
         }
       }
     }
     const c = doc.connectivity;
-    if (c && ["none", "limited", "portal"].includes(c.state)) out.push("connectivity " + c.state + paren(c.reason));
+    if (c && ["none", "limited", "portal"].includes(c.state)) push("connectivity", "connectivity " + c.state + paren(c.reason));
     else if (c && c.state === "full") {
-      for (const [key, label] of FAMILIES) {
-        const f = c[key];
-        if (f && ["none", "limited", "portal"].includes(f.state)) out.push("connectivity " + label + " " + f.state + paren(why(f)));
+      for (const [k, label] of FAMILIES) {
+        const f = c[k];
+        if (f && ["none", "limited", "portal"].includes(f.state)) push("connectivity", "connectivity " + label + " " + f.state + paren(why(f)));
       }
     }
     // A backup uplink that cannot reach the internet is worth knowing before failover.
     for (const x of doc.interfaces || []) {
       const u = x.connectivity;
-      if (u && ["none", "limited", "portal"].includes(u.state)) out.push(x.name + " connectivity " + u.state + paren(u.reason));
+      if (u && ["none", "limited", "portal"].includes(u.state)) push("uplink:" + x.name, x.name + " connectivity " + u.state + paren(u.reason));
     }
     const d = doc.dns;
-    if (d && d.state === "failing") out.push("DNS failing" + paren(d.reason));
+    if (d && d.state === "failing") push("dns", "DNS failing" + paren(d.reason));
     else if (d && d.state === "degraded") {
       const bad = (d.servers || []).filter((s) => s.state === "failing").map((s) => s.address + (s.reason ? " " + s.reason : ""));
-      out.push("DNS degraded" + paren(bad.join(", ")));
+      push("dns", "DNS degraded" + paren(bad.join(", ")));
     }
-    if (doc.targetsFile && doc.targetsFile.error) out.push("targets file not applied (" + doc.targetsFile.error + ")");
+    if (doc.targetsFile && doc.targetsFile.error) push("targetsFile", "targets file not applied (" + doc.targetsFile.error + ")");
     return out;
   }
   function level(doc) {
     if (doc.state === "unreachable") return "bad";
     if (doc.state !== "reachable") return "idle";
-    return problems(doc).length ? "warn" : "ok";
+    return doc.cause || problems(doc).length ? "warn" : "ok";
+  }
+  // The layers below the families' routes: their subject is an interface, their family a flag.
+  const ROUTE_LAYERS = ["link", "address", "route"];
+  // Whether the cause is the loss of this family's way out (both families' when it names none).
+  function causeTakes(doc, key) {
+    const c = doc.cause;
+    return !!c && ROUTE_LAYERS.includes(c.layer) && (c.family === key || (!c.family && !doc[key]));
   }
 
   // ------------------------------------------------------------------ drawing the document
@@ -134,8 +154,12 @@
     const t = tone(doc.state);
     $("state").textContent = doc.state;
     $("banner").dataset.level = level(doc);
-    const wrong = doc.state === "reachable" || doc.state === "unreachable" ? problems(doc) : [];
-    $("problems").textContent = wrong.join(", ");
+    // The cause first (DESIGN "The cause first"): the line under the state, leading the problems.
+    const rest = doc.state === "reachable" || doc.state === "unreachable" ? problems(doc) : [];
+    const wrong = (doc.cause ? [doc.cause.text] : []).concat(rest);
+    const list = clear("problems");
+    if (doc.cause) add(list, el("span", "cause", doc.cause.text));
+    if (rest.length) add(list, document.createTextNode((doc.cause ? ", " : "") + rest.join(", ")));
     $("summary").textContent = doc.state === "unknown" ? "waiting for the first reading"
       : (doc.isReachable ? "via " + transports(doc) : "no usable route") + " · since " + clock(Date.parse(doc.stateSince || doc.changedAt));
     document.title = doc.state + (wrong.length ? " (" + wrong.length + " failing)" : "") + " · reachd";
@@ -143,9 +167,12 @@
     $("icon").href = "data:image/svg+xml," + encodeURIComponent(
       '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="7" fill="' + ICON[iconTone || t] + '"/></svg>');
     // A family that is off is red only while nothing is reachable: IPv4-only is normal.
-    const known = doc.state !== "unknown", off = doc.isReachable ? "idle" : "bad";
-    flag("ipv4", known ? (doc.ipv4 ? "✓ yes" : "✗ no") : "–", known ? (doc.ipv4 ? "good" : off) : "idle");
-    flag("ipv6", known ? (doc.ipv6 ? "✓ yes" : "✗ no") : "–", known ? (doc.ipv6 ? "good" : off) : "idle");
+    // ... and red when the cause is that family's lost way out.
+    const known = doc.state !== "unknown";
+    for (const [key] of FAMILIES) {
+      const off = !doc.isReachable || causeTakes(doc, key) ? "bad" : "idle";
+      flag(key, known ? (doc[key] ? "✓ yes" : "✗ no") : "–", known ? (doc[key] ? "good" : off) : "idle");
+    }
     flag("transport", transports(doc), transports(doc) === "none" ? "idle" : "good");
     flag("metered", doc.isDataMetered ? "metered" : "no", doc.isDataMetered ? "warn" : "idle");
 
@@ -198,16 +225,21 @@
     // The interfaces that carry traffic first; those down without an address folded away.
     const interfaces = clear("interfaces");
     const all = doc.interfaces || [];
-    const idle = (x) => !["up", "unknown", "dormant"].includes(x.operState) && !(x.addresses || []).length && !x.isDefaultRoute;
+    const idle = (x) => !["up", "unknown", "dormant"].includes(x.operState) && !(x.addresses || []).length && !x.isDefaultRoute
+      && !(doc.cause && doc.cause.subject === x.name);
     const shown = all.filter((x) => !idle(x)), folded = all.filter(idle);
     if (!all.length) add(interfaces, el("div", "empty", "none"));
     const rank = (x) => (x.isDefaultRoute ? 2 : 0) + (x.operState === "up" ? 1 : 0);
     for (const x of shown.slice().sort((a, b) => rank(b) - rank(a))) {
-      add(interfaces, add(el("div", "row"), el("span", "name", x.name), badge(x.operState, tone(x.operState)),
-        x.isDefaultRoute ? badge("default route", "good") : null,
+      // The interface the cause names is marked, its state in the cause's colour.
+      const named = doc.cause && ROUTE_LAYERS.concat(["path", "uplink"]).includes(doc.cause.layer) && doc.cause.subject === x.name;
+      const row = add(el("div", named ? "row cause" : "row"), el("span", "name", x.name),
+        badge(x.operState, named && x.operState !== "up" ? "bad" : tone(x.operState)), named ? badge("cause", "bad") : null,
+        x.isDefaultRoute ? badge("default route", named ? "idle" : "good") : null,
         el("div", "detail", [x.kind, x.transport].filter(Boolean).join(" · ")),
         add(el("div", "detail"), el("span", "mono", (x.addresses || []).join(", ") || "no addresses")),
-        ...uplink(x.connectivity)));
+        ...uplink(x.connectivity));
+      add(interfaces, row);
     }
     if (folded.length) {
       const more = add(el("details", "folded"), el("summary", "", folded.length + " down without addresses"));
@@ -308,7 +340,13 @@
     const key = (p) => JSON.stringify(p);
     const stateSubjects = new Set(changes.filter((c) => c.path[c.path.length - 1] === "state").map((c) => key(c.path.slice(0, -1))));
     const explained = new Set(), out = [];
+    // The cause first, in one line however many of its fields changed (as reachd watch says it).
+    if (changes.some((c) => c.path[0] === "cause")) {
+      const text = at(doc, ["cause", "text"]);
+      out.push(["cause: " + (text === null ? "none (nothing known to be wrong)" : text), text === null ? "good" : "warn"]);
+    }
     for (const c of changes) {
+      if (c.path[0] === "cause") continue;
       const subject = c.path.slice(0, -1), leaf = c.path[c.path.length - 1] || "";
       if ((c.from === null && isObject(c.to)) || (isObject(c.from) && c.to === null)) {
         out.push(isObject(c.to) ? [label(c.path) + " added" + (Object.hasOwn(c.to, "state") ? ": " + word(c.to.state) : ""), tone(c.to.state)]
