@@ -9,10 +9,11 @@ import FoundationEssentials
 /// carries `status.changedAt`, and the monitor keeps the last one's while it is the same cause.
 public enum CauseRules {
     public static func cause(of status: ReachabilityStatus, remembering memory: CauseMemory) -> Cause? {
+        let targets = TargetSurvey(status.targets, isPathFailure: isPathFailure)
         let found =
-            routing(status, memory) ?? dns(status) ?? path(status) ?? portal(status) ?? check(status)
-            ?? target(status) ?? uplink(status) ?? quality(status) ?? config(status, memory)
-            ?? oneNameserver(status)
+            routing(status, memory) ?? dns(status, targets) ?? path(status, targets) ?? portal(status)
+            ?? check(status) ?? target(status, targets) ?? uplink(status) ?? quality(status, targets)
+            ?? config(status, memory) ?? oneNameserver(status)
         return found.map { Cause(layer: $0.layer, family: $0.family, subject: $0.subject, text: $0.text, since: status.changedAt) }
     }
 
@@ -111,7 +112,7 @@ public enum CauseRules {
 
     /// Every nameserver failing, or names that do not resolve (targets other than `dns://` ones,
     /// the connectivity check's host).
-    private static func dns(_ status: ReachabilityStatus) -> Finding? {
+    private static func dns(_ status: ReachabilityStatus, _ targets: TargetSurvey) -> Finding? {
         if status.dns.state == .failing {
             let servers = status.dns.servers
             let text =
@@ -121,14 +122,12 @@ public enum CauseRules {
                     + servers.map { "\($0.address) \($0.reason?.rawValue ?? "failing")" }.joined(separator: ", ") + ")"
             return Finding(layer: .dns, text: text)
         }
-        var names: [String] = []
-        var detail: String?
-        for target in status.targets where !target.url.hasPrefix("dns://") {
-            let failedFamily = familiesInOrder.first { target[$0]?.state == .unreachable && target[$0]?.reason == .dns }
-            guard (target.state == .unreachable && target.reason == .dns) || failedFamily != nil else { continue }
-            names.append(target.name)
-            if detail == nil { detail = target.reason == .dns ? target.detail : failedFamily.flatMap { target[$0]?.detail } }
-            if names.count > 3 { break }
+        var names = targets.unresolved.map { status.targets[$0].name }
+        let detail = targets.unresolved.first.flatMap { index in
+            let target = status.targets[index]
+            return target.reason == .dns
+                ? target.detail
+                : familiesInOrder.lazy.compactMap { target[$0] }.first { $0.reason == .dns }?.detail
         }
         let connectivity = status.connectivity
         let checkFails = connectivity.state == .limited && connectivity.reason == .dns
@@ -170,7 +169,7 @@ public enum CauseRules {
 
     /// The check (or, without one, every unpinned target of a family) fails in a way that says
     /// nothing answers past the gateway, while the family's route exists.
-    private static func path(_ status: ReachabilityStatus) -> Finding? {
+    private static func path(_ status: ReachabilityStatus, _ targets: TargetSurvey) -> Finding? {
         let routed = familiesInOrder.filter { routable(status, $0) }
         var failing: [AddressFamily] = []
         if status.connectivity.state != .disabled {
@@ -183,19 +182,7 @@ public enum CauseRules {
                 }
             }
         } else {
-            for family in routed {
-                var seen = false
-                var allFail = true
-                for target in status.targets where target.via == nil {
-                    guard let verdict = target[family] else { continue }
-                    seen = true
-                    if verdict.state != .unreachable || !isPathFailure(verdict.reason) {
-                        allFail = false
-                        break
-                    }
-                }
-                if seen && allFail { failing.append(family) }
-            }
+            failing = routed.filter { targets.darkFamilies.contains($0) }
         }
         let findings = failing.map { family in
             let interface = status.pathFacts.interface(of: family)
@@ -242,25 +229,23 @@ public enum CauseRules {
     // MARK: target, uplink, quality, config
 
     /// The first target that fails in every family, else the first whose IPv6 fails, else IPv4.
-    private static func target(_ status: ReachabilityStatus) -> Finding? {
-        var firstOfFamily: [AddressFamily: TargetStatus] = [:]
-        for target in status.targets {
-            if target.state == .unreachable {
-                let why = [target.reason?.rawValue, target.detail].compactMap { $0 }.joined(separator: ": ")
-                return Finding(
-                    layer: .target, subject: target.name,
-                    text: "\(target.name) is unreachable" + (why.isEmpty ? "" : " (\(why))"))
-            }
-            for family in familiesInOrder where firstOfFamily[family] == nil && target[family]?.state == .unreachable {
-                firstOfFamily[family] = target
-            }
+    private static func target(_ status: ReachabilityStatus, _ targets: TargetSurvey) -> Finding? {
+        if let index = targets.firstUnreachable {
+            let target = status.targets[index]
+            let why = [target.reason?.rawValue, target.detail].compactMap { $0 }.joined(separator: ": ")
+            return Finding(
+                layer: .target, subject: target.name,
+                text: "\(target.name) is unreachable" + (why.isEmpty ? "" : " (\(why))"))
         }
         for family in familiesInOrder {
-            guard let target = firstOfFamily[family], let verdict = target[family] else { continue }
+            guard let index = targets.firstFailingFamily[family], let verdict = status.targets[index][family] else {
+                continue
+            }
+            let name = status.targets[index].name
             let why = [verdict.reason?.rawValue, verdict.detail].compactMap { $0 }.joined(separator: ": ")
             return Finding(
-                layer: .target, family: family, subject: target.name,
-                text: "\(target.name) is unreachable over \(name(family))" + (why.isEmpty ? "" : " (\(why))"))
+                layer: .target, family: family, subject: name,
+                text: "\(name) is unreachable over \(Self.name(family))" + (why.isEmpty ? "" : " (\(why))"))
         }
         return nil
     }
@@ -288,12 +273,12 @@ public enum CauseRules {
         return nil
     }
 
-    private static func quality(_ status: ReachabilityStatus) -> Finding? {
+    private static func quality(_ status: ReachabilityStatus, _ targets: TargetSurvey) -> Finding? {
         for family in familiesInOrder {
-            guard let target = status.targets.first(where: { target in
-                target[family].map { $0.state == .reachable && !$0.impairments.isEmpty } ?? false
-            }), let verdict = target[family]
-            else { continue }
+            guard let index = targets.firstImpaired[family], let verdict = status.targets[index][family] else {
+                continue
+            }
+            let target = status.targets[index]
             let words = verdict.impairments.map(\.rawValue).joined(separator: ", ")
             let families = familiesInOrder.filter { target[$0] != nil }
             let every = families.allSatisfy { target[$0].map { !$0.impairments.isEmpty } ?? false }
