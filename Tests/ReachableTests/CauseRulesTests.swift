@@ -187,6 +187,16 @@ import Testing
         #expect(Self.summary(Self.cause(status)) == "path/ipv4/eth0")
     }
 
+    @Test func aCheckFamilyWithoutAWayOnAHostThatNeverHadThatFamily() {
+        // An IPv4-only host, a check host with both families: IPv6's check has no way (`none`).
+        var status = Self.healthy(ipv6: false)
+        status.connectivity = ConnectivityStatus(
+            state: .full, url: "http://check.test/generate_204", since: Self.now,
+            ipv4: ConnectivityFamilyStatus(state: .full), ipv6: ConnectivityFamilyStatus(state: .none), degraded: true)
+        #expect(Self.summary(Self.cause(status, Self.ipv4Only)) == "path/ipv6/-")
+        #expect(Self.cause(status, Self.ipv4Only)?.text == "IPv6 has no way to check.test")
+    }
+
     @Test func pastTheGatewayWithoutACheckIsEveryTargetOfAFamily() {
         var status = Self.healthy(ipv6: false)
         status.targets = [

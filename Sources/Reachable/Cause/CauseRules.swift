@@ -171,15 +171,22 @@ public enum CauseRules {
     /// nothing answers past the gateway, while the family's route exists.
     private static func path(_ status: ReachabilityStatus, _ targets: TargetSurvey) -> Finding? {
         let routed = familiesInOrder.filter { routable(status, $0) }
+        // The families that have a say, and those of them that fail.
+        var considered = routed
         var failing: [AddressFamily] = []
         if status.connectivity.state != .disabled {
-            for check in checkFamilies(status.connectivity)
-            where check.state == .none || (check.state == .limited && isPathFailure(check.reason)) {
-                if let family = check.family {
-                    if routed.contains(family) { failing.append(family) }
-                } else {
+            let checks = checkFamilies(status.connectivity)
+            if checks.first?.family != nil { considered = checks.compactMap(\.family) }
+            for check in checks {
+                let fails = check.state == .none || (check.state == .limited && isPathFailure(check.reason))
+                guard fails else { continue }
+                guard let family = check.family else {
                     failing = routed
+                    break
                 }
+                // A family without a route out here was never needed (a needed one is a lower
+                // layer's): its check has no way to its host, as a target family's `no-route`.
+                if routed.contains(family) || check.state == .none { failing.append(family) }
             }
         } else {
             failing = routed.filter { targets.darkFamilies.contains($0) }
@@ -188,9 +195,10 @@ public enum CauseRules {
             let interface = status.pathFacts.interface(of: family)
             return Finding(
                 layer: .path, family: family, subject: interface,
-                text: "\(name(family)) gets no answer past the gateway" + (interface.map { " (\($0))" } ?? ""))
+                text: interface.map { "\(name(family)) gets no answer past the gateway (\($0))" }
+                    ?? "\(name(family)) has no way to \(checkHost(status.connectivity) ?? "the check's host")")
         }
-        return oneOf(findings, inScope: routed.count)
+        return oneOf(findings, inScope: considered.count)
     }
 
     private static func portal(_ status: ReachabilityStatus) -> Finding? {
