@@ -49,9 +49,14 @@ def test_a_route_change_is_exactly_its_diff_in_order(veth, reachd_factory):
     lost = change_with(server, down["sequence"], veth.ns.name)
     back = change_with(server, up["sequence"], veth.ns.name)
     assert lost["changedAt"] == down["changedAt"] and down["sequence"] > before["sequence"]
+    # The cause came with the loss: a whole object, from null (DESIGN "The cause first").
+    cause = {"layer": "route", "family": None, "subject": None, "text": "no IPv4 route out",
+             "since": down["changedAt"]}
+    assert down["cause"] == cause, down["cause"]
     route_lost = [
         {"field": "state", "from": "reachable", "to": "unreachable"},
         {"field": "isReachable", "from": True, "to": False},
+        {"field": "cause", "from": None, "to": cause},
         {"field": "ipv4", "from": True, "to": False},
         {"field": "transport.ethernet", "from": True, "to": False},
         {"field": f"interfaces.{veth.link}.isDefaultRoute", "from": True, "to": False},
