@@ -57,14 +57,16 @@ package enum StatusText {
         return visible(text)
     }
 
-    /// `uplinks 1/2 full (wan1 limited (timeout))` under `--per-uplink`; `nil` without any uplink
-    /// checked.
+    /// `uplinks 1/2 full (wan1 limited (timeout))` under `--per-uplink` (a degraded uplink is not
+    /// counted full: `wan1 full degraded: ipv6 limited (timeout)`); `nil` without any uplink checked.
     package static func uplinksSummary(_ interfaces: [InterfaceStatus]) -> String? {
         let checked = interfaces.compactMap { interface in interface.connectivity.map { (interface.name, $0) } }
         guard !checked.isEmpty else { return nil }
-        let full = checked.count { $0.1.state == .full }
-        let others = checked.filter { $0.1.state != .full }.map { name, connectivity in
-            "\(name) " + stateText(connectivity.state.rawValue, connectivity.reason)
+        let full = checked.count { $0.1.state == .full && !$0.1.degraded }
+        let others = checked.filter { $0.1.state != .full || $0.1.degraded }.map { name, connectivity in
+            connectivity.degraded
+                ? "\(name) " + connectivitySummary(connectivity).dropFirst("connectivity ".count)
+                : "\(name) " + stateText(connectivity.state.rawValue, connectivity.reason)
         }
         return "uplinks \(full)/\(checked.count) full"
             + (others.isEmpty ? "" : " (" + others.joined(separator: ", ") + ")")

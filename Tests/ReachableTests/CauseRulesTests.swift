@@ -164,6 +164,17 @@ import Testing
         #expect(Self.cause(unresolved)?.text.contains("web") == true)
     }
 
+    @Test func oneCheckFamilyFailingOnDNS() {
+        var status = Self.healthy()
+        status.connectivity = ConnectivityStatus(
+            state: .full, url: "http://check.test/generate_204", since: Self.now,
+            ipv4: ConnectivityFamilyStatus(state: .full),
+            ipv6: ConnectivityFamilyStatus(state: .limited, reason: .dns, detail: "SERVFAIL from 198.18.0.53"),
+            degraded: true)
+        #expect(Self.summary(Self.cause(status)) == "dns/-/-")
+        #expect(Self.cause(status)?.text.contains("check.test") == true)
+    }
+
     @Test func aDNSTargetsWrongAnswerIsATargetCause() {
         var status = Self.healthy()
         status.targets.append(
@@ -290,6 +301,11 @@ import Testing
                 NameserverStatus(address: "2001:db8::53", state: .failing, reason: .timeout, since: Self.now),
             ])
         #expect(Self.summary(Self.cause(status)) == "dns/-/2001:db8::53")
+        #expect(Self.cause(status)?.text == "nameserver 2001:db8::53 (timeout) fails while another answers")
+        var two = status
+        two.dns.servers.append(NameserverStatus(address: "198.18.0.57", state: .failing, reason: .refused, since: Self.now))
+        #expect(Self.summary(Self.cause(two)) == "dns/-/-")
+        #expect(Self.cause(two)?.text == "nameservers 2001:db8::53 (timeout), 198.18.0.57 (refused) fail while another answers")
         status.targets[0] = Self.target("web", v4: .unreachable, v6: .unreachable)
         #expect(Self.summary(Self.cause(status)) == "target/-/web")
     }

@@ -95,6 +95,21 @@ struct StatusTextFamilyTests {
             targets: targets, connectivity: connectivity, dns: dns, sequence: 4, changedAt: since)
     }
 
+    @Test func aDegradedUplinkIsNotCountedFull() {
+        func uplink(_ name: String, _ connectivity: ConnectivityStatus) -> InterfaceStatus {
+            InterfaceStatus(
+                name: name, index: 2, transport: .ethernet, kind: nil, operState: "up", isDefaultRoute: true,
+                addresses: [], connectivity: connectivity)
+        }
+        let full = ConnectivityStatus(state: .full, url: "http://c.test/", since: Self.since, ipv4: .init(state: .full))
+        let degraded = ConnectivityStatus(
+            state: .full, url: "http://c.test/", since: Self.since, ipv4: .init(state: .full),
+            ipv6: .init(state: .limited, reason: .timeout), degraded: true)
+        #expect(
+            StatusText.uplinksSummary([uplink("wan0", full), uplink("wan1", degraded)])
+                == "uplinks 1/2 full (wan1 full degraded: ipv6 limited (timeout))")
+    }
+
     @Test func theSummaryNamesTheCauseRightAfterTheState() {
         var status = ReachabilityStatus(
             path: NetworkPath(state: .unreachable), sequence: 9, changedAt: Self.since)

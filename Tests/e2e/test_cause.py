@@ -33,12 +33,13 @@ import time
 
 import pytest
 
-from conftest import ISO8601_MS_Z, http
+import netns
+from conftest import ISO8601_MS_Z, SSEClient, get_status, http, start_reachd, stop_reachd
 from icmp_world import icmp_world, reachd_icmp  # noqa: F401
 from reachd_process import reachd_binary
-from world import (HANG, NO_CONTENT, OK, PORTAL_LOGIN, UNAVAILABLE, Answer, readyz, reachd_in,  # noqa: F401
+from world import (HANG, NO_CONTENT, OK, PORTAL_LOGIN, UNAVAILABLE, readyz, reachd_in,  # noqa: F401
                    redirect, status, target_args, wait_status, world)
-from world_dualstack import FAMILIES, dual_world, reachd_dual  # noqa: F401
+from world_dualstack import AAAA, FAMILIES, dual_world, reachd_dual  # noqa: F401
 from world_uplinks import check_url, reachd_up, uplinks, wait_uplink  # noqa: F401
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
@@ -132,6 +133,54 @@ def status_changed(server) -> list[dict]:
     return [r for r in log_records(server) if r.get("message") == "status changed"]
 
 
+class EventLog:
+    """Every `status` document of `/events` from now until `close()`, read by a thread of its own
+    (as test_stall_recheck.py's: the reader never falls behind, so no document is skipped)."""
+
+    def __init__(self, server) -> None:
+        self.docs: list[dict] = []
+        self._client = SSEClient(server.port, ns=server.netns, timeout=60)
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                event = self._client.next_event(timeout=0.2)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if event.event == "status":
+                self.docs.append(event.doc)
+
+    def close(self) -> list[dict]:
+        self._stopping.set()
+        self._thread.join(timeout=2)
+        self._client.close()
+        return self.docs
+
+
+def same_cause(a: dict | None, b: dict | None) -> bool:
+    return a is not None and b is not None and all(a[k] == b[k] for k in ("layer", "family", "subject"))
+
+
+def check_since_along(docs: list[dict]) -> None:
+    """Along consecutive documents: a cause that stays (layer, family, subject) keeps its `since`
+    whatever its words; a new one's `since` is the `changedAt` of the document that names it first."""
+    for before, after in zip(docs, docs[1:]):
+        if after["sequence"] != before["sequence"] + 1:
+            continue  # a document in between was not seen: nothing to compare
+        old, new = before.get("cause"), after.get("cause")
+        if new is None:
+            continue
+        if same_cause(old, new):
+            assert new["since"] == old["since"], (before["sequence"], old, after["sequence"], new)
+        else:
+            assert new["since"] == after["changedAt"], (after["sequence"], new, after["changedAt"])
+
+
 # --------------------------------------------------------------------------- world set-ups
 
 
@@ -165,6 +214,8 @@ def test_cause_is_null_when_all_is_well_and_every_layer_series_is_there(dual_wor
     server = reachd_dual(*target_args({"far": f"tcp://both.test:{far.port}"}),
                          "--connectivity-url", f"http://both.test:{far.port}/check", "--dns-check", "db.test",
                          *FAST_TARGETS)
+    # Every layer's series from the start, before anything was probed.
+    assert set(cause_series(server)) == set(LAYERS) | {"none"}, cause_series(server)
     doc = wait_all_well(server)
     doc = wait_status(server, lambda d: (d.get("dns") or {}).get("state") == "ok", 10, what="dns ok")
     assert doc["ipv4"] and doc["ipv6"], doc
@@ -190,10 +241,59 @@ def test_an_ipv4_only_host_has_no_cause_for_its_missing_ipv6_and_losing_ipv4_is_
     check_metrics_on(server, "route")
 
 
+@pytest.mark.parametrize("setup", ["loopback only", "no default route"])
+def test_started_without_a_way_out_is_a_route_cause(request, setup):
+    """reachd started where no family ever had a route out (`unreachable` from the start): every
+    family is needed then — `route`, family null, not `null` (something is known to be wrong)."""
+    if setup == "loopback only":
+        ns = netns.Namespace()
+        request.addfinalizer(ns.delete)
+        name = ns.name
+    else:
+        network = netns.VethNetwork(default_route=False)
+        request.addfinalizer(network.delete)
+        name = network.ns.name
+    server = start_reachd(netns=name)
+    request.addfinalizer(lambda: stop_reachd(server))
+    deadline = time.monotonic() + 10
+    while True:
+        doc = get_status(server.port, ns=name)
+        if doc["state"] != "unknown" and cause_of(doc) is not None or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert doc["state"] == "unreachable", doc
+    check_cause(cause_of(doc), "route", None, None)
+    check_metrics_on(server, "route")
+    if setup == "no default route":
+        network.add_default_route()
+        deadline = time.monotonic() + 10
+        while cause_of(doc := get_status(server.port, ns=name)) is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert doc["state"] == "reachable" and doc["cause"] is None, doc
+
+
+def test_an_ipv4_only_host_with_a_dual_stack_check_url_is_not_null(world, reachd_in):
+    """An IPv4-only host, a check URL whose host has both families: the check's IPv6 family reads
+    `none` (degraded) — a connectivity family failing, so `cause` is not null, and it concerns
+    IPv6 alone."""
+    web = world.server()
+    web.route("/check", NO_CONTENT)
+    server = reachd_in(world, "--connectivity-url", f"http://dual.test:{web.port}/check", *FAST_CHECK)
+    doc = wait_status(server, lambda d: d["connectivity"]["state"] == "full"
+                      and (d["connectivity"].get("ipv6") or {}).get("state") not in (None, "unknown"), 10,
+                      what="the check settled")
+    assert doc["connectivity"]["ipv6"]["state"] == "none" and doc["connectivity"]["degraded"], doc["connectivity"]
+    time.sleep(0.3)
+    doc = status(server)
+    assert cause_of(doc) is not None, f"a connectivity family fails, yet cause is null: {doc['connectivity']}"
+    assert doc["cause"]["family"] == "ipv6", doc["cause"]
+    assert "IPv6" in doc["cause"]["text"] and "dual.test" in doc["cause"]["text"], doc["cause"]
+
+
 # --------------------------------------------------------------------------- 2. link
 
 
-@pytest.mark.parametrize("how", ["down", "no carrier", "removed"])
+@pytest.mark.parametrize("how", ["down", "no carrier", "no carrier, linkdown routes ignored", "removed"])
 def test_link_down_no_carrier_or_removed(dual_world, reachd_dual, how):
     """The client's only interface set down, its peer set down (carrier lost) or deleted: `link`,
     subject the interface, family null (both families lost), the words `down` / `no carrier` /
@@ -209,14 +309,19 @@ def test_link_down_no_carrier_or_removed(dual_world, reachd_dual, how):
 
     if how == "down":
         w.client.ip("link", "set", "dev", w.link, "down")
-    elif how == "no carrier":
+    elif how.startswith("no carrier"):
+        if "ignored" in how:  # the kernel's lookup then skips the routes flagged linkdown
+            w.client.exec("sysctl", "-qw", "net.ipv4.conf.all.ignore_routes_with_linkdown=1",
+                          f"net.ipv4.conf.{w.link}.ignore_routes_with_linkdown=1",
+                          "net.ipv6.conf.all.ignore_routes_with_linkdown=1",
+                          f"net.ipv6.conf.{w.link}.ignore_routes_with_linkdown=1", check=True, capture_output=True)
         w.gateway.ip("link", "set", "dev", w.gateway_link, "down")
     else:
         w.client.ip("link", "del", "dev", w.link)
     doc = wait_cause(server, "link", family=None)
     assert doc["state"] == "unreachable" and not doc["ipv4"] and not doc["ipv6"], doc
     cause = doc["cause"]
-    check_cause(cause, "link", None, w.link, w.link, how)
+    check_cause(cause, "link", None, w.link, w.link, how.split(",")[0])
     if how == "down":
         assert "no carrier" not in cause["text"], cause
 
@@ -235,6 +340,41 @@ def test_link_down_no_carrier_or_removed(dual_world, reachd_dual, how):
     assert f"unreachable — {cause['text']}" in first, (result.stdout, result.stderr)
 
     check_metrics_on(server, "link")
+
+
+@pytest.mark.parametrize("how", ["down", "no carrier"])
+def test_link_of_one_family(dual_world, reachd_dual, how):
+    """IPv6 leaves through a second interface (its default route there), IPv4 through the first;
+    the second one goes down (or loses its carrier): `link`, family ipv6, subject the second
+    interface — IPv4 still reachable."""
+    w = dual_world
+    link6 = w.add_second_link_ipv6()
+    w.client.ip("-6", "route", "replace", "default", "via", f"{w.v6}:2::1", "dev", link6)
+    server = reachd_dual()
+    doc = wait_status(server, lambda d: d["ipv4"] and d["ipv6"], 10, what="both families routed")
+    assert cause_of(doc) is None, doc["cause"]
+    if how == "down":
+        w.client.ip("link", "set", "dev", link6, "down")
+    else:
+        w.gateway.ip("link", "set", "dev", w.gateway_link6, "down")
+    doc = wait_cause(server, "link", family="ipv6")
+    assert doc["ipv4"] and not doc["ipv6"] and doc["state"] == "reachable", doc
+    check_cause(doc["cause"], "link", "ipv6", link6, link6, how)
+
+
+def test_link_down_then_removed_keeps_since(dual_world, reachd_dual):
+    """The link set down, then deleted: the same layer, family and subject with other words
+    (`down` → `removed`): `since` stays."""
+    w = dual_world
+    server = reachd_dual()
+    wait_status(server, lambda d: d["ipv4"] and d["ipv6"], 10, what="both families routed")
+    w.link_down()
+    down = wait_cause(server, "link", family=None, subject=w.link)
+    check_cause(down["cause"], "link", None, w.link, "down")
+    w.client.ip("link", "del", "dev", w.link)
+    removed = wait_status(server, lambda d: matches(d["cause"], "link", None, w.link) and "removed" in d["cause"]["text"],
+                          10, what="the link removed")
+    assert removed["cause"]["since"] == down["cause"]["since"], (down["cause"], removed["cause"])
 
 
 def test_link_back_clears_the_cause(dual_world, reachd_dual):
@@ -257,7 +397,7 @@ def test_link_back_clears_the_cause(dual_world, reachd_dual):
 # --------------------------------------------------------------------------- 3. address
 
 
-@pytest.mark.parametrize("how", ["ipv4 removed", "ipv6 removed", "ipv6 tentative"])
+@pytest.mark.parametrize("how", ["ipv4 removed", "ipv6 removed", "ipv6 tentative", "ipv6 dadfailed"])
 def test_address_gone_or_tentative(dual_world, reachd_dual, how):
     """The client's IPv4 or IPv6 address removed, or the IPv6 one replaced by a tentative one (DAD
     running, 20 probes long): `address`, that family, subject the interface, its name and the
@@ -274,12 +414,22 @@ def test_address_gone_or_tentative(dual_world, reachd_dual, how):
         w.client.ip("addr", "del", f"{w.client_ip}/24", "dev", w.link)
     elif how == "ipv6 removed":
         w.client.ip("addr", "del", f"{w.client_ip6}/64", "dev", w.link)
-    else:
+    elif how == "ipv6 tentative":
         w.client.exec("sysctl", "-qw", f"net.ipv6.conf.{w.link}.accept_dad=1",
                       f"net.ipv6.conf.{w.link}.dad_transmits=20", check=True, capture_output=True)
         w.client.ip("addr", "del", f"{w.client_ip6}/64", "dev", w.link)
         w.client.ip("addr", "add", f"{w.client_ip6}/64", "dev", w.link)  # no nodad: tentative for ~20 s
         assert "tentative" in w.client.ip("-6", "addr", "show", "dev", w.link).stdout
+    else:
+        # The gateway holds the same address: the client's DAD fails (dadfailed, for good).
+        w.client.exec("sysctl", "-qw", f"net.ipv6.conf.{w.link}.accept_dad=1", check=True, capture_output=True)
+        w.client.ip("addr", "del", f"{w.client_ip6}/64", "dev", w.link)
+        w.gateway.ip("addr", "add", f"{w.client_ip6}/64", "dev", w.gateway_link, "nodad")
+        w.client.ip("addr", "add", f"{w.client_ip6}/64", "dev", w.link)
+        deadline = time.monotonic() + 10
+        while "dadfailed" not in w.client.ip("-6", "addr", "show", "dev", w.link).stdout:
+            assert time.monotonic() < deadline, w.client.ip("-6", "addr", "show", "dev", w.link).stdout
+            time.sleep(0.05)
     doc = wait_cause(server, "address", family=family)
     assert doc[family] is False and doc["ipv4" if family == "ipv6" else "ipv6"] is True, doc
     check_cause(doc["cause"], "address", family, w.link, w.link, FAMILY_WORD[family])
@@ -324,19 +474,31 @@ def test_route_missing(dual_world, reachd_dual, how):
 # --------------------------------------------------------------------------- 5. dns
 
 
-def test_every_nameserver_silent(dual_world, reachd_dual):
-    """resolv.conf names only a nameserver that never answers, with --dns-check: `dns`, subject
-    null, the nameserver and how it fails in the words."""
+@pytest.mark.parametrize("dns_check", [True, False], ids=["dns-check", "no-dns-check"])
+def test_every_nameserver_silent(dual_world, reachd_dual, dns_check):
+    """resolv.conf names only a nameserver that never answers. With --dns-check: `dns`, subject
+    null, the nameserver and how it fails in the words. Without it (nothing asks the nameservers
+    themselves): the targets and the check fail with reason `dns` while every family has a route —
+    `dns`, the target's name in the words."""
     w = dual_world
     far = w.far_server()
-    server = reachd_dual(*target_args({"far": f"tcp://both.test:{far.port}"}), "--dns-check", "db.test",
-                         *FAST_TARGETS, *FAST_DNS)
-    wait_status(server, lambda d: (d.get("dns") or {}).get("state") == "ok", 10, what="dns ok")
+    far.route("/check", NO_CONTENT)
+    check = ("--dns-check", "db.test", *FAST_DNS) if dns_check else ()
+    server = reachd_dual(*target_args({"far": f"tcp://both.test:{far.port}"}),
+                         "--connectivity-url", f"http://both.test:{far.port}/check", *check, *FAST_TARGETS)
+    if dns_check:
+        wait_status(server, lambda d: (d.get("dns") or {}).get("state") == "ok", 10, what="dns ok")
     wait_all_well(server)
     w.set_nameservers(w.dns_silent_ip)
     doc = wait_cause(server, "dns", timeout=15)
-    assert doc["dns"]["state"] == "failing", doc["dns"]
-    check_cause(doc["cause"], "dns", None, None, w.dns_silent_ip, "timeout")
+    assert doc["ipv4"] and doc["ipv6"], doc
+    if dns_check:
+        assert doc["dns"]["state"] == "failing", doc["dns"]
+        check_cause(doc["cause"], "dns", None, None, w.dns_silent_ip, "timeout")
+    else:
+        doc = wait_status(server, lambda d: d["targets"][0]["reason"] == "dns" and matches(d["cause"], "dns"), 15,
+                          what="the target failing with dns")
+        check_cause(doc["cause"], "dns", None, None, "far")
     check_metrics_on(server, "dns")
 
 
@@ -386,6 +548,24 @@ def test_a_name_that_does_not_resolve_is_a_dns_cause(dual_world, reachd_dual):
     check_cause(doc["cause"], "dns", None, None, "gone")
 
 
+def test_a_target_family_whose_name_stops_resolving_is_a_dns_cause(dual_world, reachd_dual):
+    """The only nameserver starts failing the AAAA query of a dual-stack target's name (SERVFAIL)
+    while A still answers: its IPv6 family fails with reason `dns` (it had an address) — `dns`,
+    the target's name in the words, not `target`."""
+    w = dual_world
+    fake = w.fake_dns(0, answer6=w.both6)
+    w.set_nameservers(fake.address)
+    far = w.far_server()
+    server = reachd_dual(*target_args({"far": f"tcp://both.test:{far.port}"}), *FAST_TARGETS)
+    wait_all_well(server)
+    fake.modes[AAAA] = "servfail"
+    doc = wait_status(server, lambda d: (d["targets"][0]["ipv6"] or {}).get("reason") == "dns", 15,
+                      what="the target's IPv6 failing on dns")
+    assert doc["targets"][0]["state"] == "reachable", doc["targets"]
+    doc = wait_cause(server, "dns")
+    check_cause(doc["cause"], "dns", None, None, "far")
+
+
 def test_one_nameserver_failing_while_another_answers_only_when_nothing_else_fails(dual_world, reachd_dual):
     """Two nameservers, the second silent: `dns` with the silent one as subject. A target then
     refused: `target` — one nameserver failing is named only when nothing else fails."""
@@ -404,6 +584,46 @@ def test_one_nameserver_failing_while_another_answers_only_when_nothing_else_fai
     check_cause(doc["cause"], "target", None, "other", "other", "refused")
 
 
+def test_two_nameservers_of_three_failing_while_one_answers(dual_world, reachd_dual):
+    """Three nameservers: the first answers, the second never answers, nothing listens on the
+    third's port. Two fail while one answers: `dns`, subject null (not one alone), both failing
+    nameservers in the words."""
+    w = dual_world
+    w.set_nameservers(w.gateway_ip, w.dns_silent_ip, w.dns_closed_ip)
+    server = reachd_dual("--dns-check", "db.test", *FAST_DNS)
+    doc = wait_status(server, lambda d: [s["state"] for s in d["dns"]["servers"]] == ["answering", "failing", "failing"],
+                      15, what="one nameserver answering, two failing")
+    assert doc["dns"]["state"] == "degraded", doc["dns"]
+    doc = wait_cause(server, "dns")
+    check_cause(doc["cause"], "dns", None, None, w.dns_silent_ip, w.dns_closed_ip)
+
+
+def test_one_check_family_failing_on_dns_is_not_null(dual_world, reachd_dual):
+    """The only nameserver answers the check host's A query but starts failing its AAAA query
+    (SERVFAIL): the check's IPv6 family reads `limited (dns)` while IPv4 is `full`. A connectivity
+    family fails, so `cause` is not null (the contract names no row for it; DNS is the layer the
+    rules give the check's own host when every family fails on it)."""
+    w = dual_world
+    fake = w.fake_dns(0, answer6=w.both6)
+    w.set_nameservers(fake.address)
+    far = w.far_server()
+    far.route("/check", NO_CONTENT)
+    server = reachd_dual("--connectivity-url", f"http://both.test:{far.port}/check", *FAST_CHECK)
+    wait_all_well(server)
+    assert cause_of(status(server)) is None
+    fake.modes[AAAA] = "servfail"
+    doc = wait_status(server, lambda d: (d["connectivity"].get("ipv6") or {}).get("state") == "limited", 15,
+                      what="the check's IPv6 family limited")
+    assert doc["connectivity"]["ipv6"]["reason"] == "dns" and doc["connectivity"]["ipv4"]["state"] == "full", \
+        doc["connectivity"]
+    time.sleep(0.5)
+    doc = status(server)
+    assert doc["connectivity"]["ipv6"]["state"] == "limited", doc["connectivity"]
+    assert cause_of(doc) is not None, f"a connectivity family fails, yet cause is null: {doc['connectivity']}"
+    assert doc["cause"]["layer"] in ("dns", "check"), doc["cause"]
+    assert doc["cause"]["family"] in ("ipv6", None), doc["cause"]
+
+
 # --------------------------------------------------------------------------- 6. path
 
 
@@ -420,7 +640,7 @@ def test_dark_past_the_gateway_is_path_within_seconds_at_the_default_interval(du
     server = reachd_dual(*target_args({"far": f"tcp://both.test:{far.port}"}),
                          "--connectivity-url", f"http://both.test:{far.port}/check",
                          "--target-interval", str(interval), "--target-timeout", str(probe_timeout),
-                         "--connectivity-timeout", str(check_timeout))
+                         "--connectivity-timeout", str(check_timeout), "--ready-when", "online")
     wait_all_well(server)
     time.sleep(1.2)  # a success of each target family since start
     assert cause_of(status(server)) is None
@@ -440,25 +660,71 @@ def test_dark_past_the_gateway_is_path_within_seconds_at_the_default_interval(du
     assert elapsed < interval + probe_timeout + check_timeout + 3, \
         f"{elapsed:.2f}s: not re-checked at the first failed probe (interval 300 s)"
     check_metrics_on(server, "path")
+    ready = readyz(server)
+    if family is None:  # connectivity limited: not ready, and only the layer is said
+        body = ready.body.decode()
+        assert ready.status == 503 and "cause: path" in body, body
+        assert w.link not in body and cause["text"] not in body, body
+    else:
+        assert ready.status == 200, ready
+
+
+@pytest.mark.parametrize("how", ["ipv6 rejected", "both dropped"])
+def test_without_a_check_every_target_of_a_family_failing_past_the_gateway_is_path(dual_world, reachd_dual, how):
+    """No connectivity check: every target's IPv6 answered by the gateway with ICMP unreachable
+    (`host-unreachable`/`no-route`), or every target dropped in both families (`timeout`), while
+    the routes stay: `path` (that family, or null for both), subject the client's interface."""
+    w = dual_world
+    far = w.far_server()
+    server = reachd_dual(*target_args({"a": f"tcp://both.test:{far.port}", "b": f"http://both.test:{far.port}/"}),
+                         *FAST_TARGETS)
+    wait_all_well(server)
+    if how == "ipv6 rejected":
+        w.reject_family("ipv6")
+        family = "ipv6"
+    else:
+        w.break_family("ipv4")
+        w.break_family("ipv6")
+        family = None
+    doc = wait_cause(server, "path", family=family, timeout=15)
+    assert doc["ipv4"] and doc["ipv6"], doc
+    check_cause(doc["cause"], "path", family, w.link, "past the gateway", w.link)
+    if family is not None:
+        assert FAMILY_WORD[family] in doc["cause"]["text"], doc["cause"]
+
+
+def test_without_a_check_one_target_of_a_family_failing_is_a_target_cause(dual_world, reachd_dual):
+    """No connectivity check: one target's IPv6 address is dropped, another target's IPv6 answers —
+    not every target of the family fails, so not `path`: `target`, family ipv6."""
+    w = dual_world
+    far = w.far_server()
+    server = reachd_dual(*target_args({"ok": f"tcp://both.test:{far.port}", "half": f"tcp://v6dead.test:{far.port}"}),
+                         *FAST_TARGETS)
+    doc = wait_cause(server, "target", family="ipv6", timeout=15)
+    check_cause(doc["cause"], "target", "ipv6", "half", "half", "IPv6", "timeout")
 
 
 # --------------------------------------------------------------------------- 7. portal, 8. check
 
 
-@pytest.mark.parametrize("how", ["302", "200 another body"])
-def test_captive_portal(dual_world, reachd_dual, how):
+@pytest.mark.parametrize("how,family", [("302", None), ("200 another body", None), ("302", "ipv6")])
+def test_captive_portal(dual_world, reachd_dual, how, family):
     """The check answers a redirect, or (with --connectivity-response) a 200 with another body:
-    `portal`, subject null, `captive portal` and the URL's host in the words."""
+    `portal`, subject null, `captive portal` and the URL's host in the words; over one family
+    only → that family."""
     w = dual_world
     far = w.far_server()
     expected = ("--connectivity-response", "ok") if how != "302" else ()
     far.route("/check", OK if expected else NO_CONTENT)
     server = reachd_dual("--connectivity-url", f"http://both.test:{far.port}/check", *expected, *FAST_CHECK)
     wait_all_well(server)
-    far.route("/check", redirect("http://login.example/portal") if how == "302" else PORTAL_LOGIN)
-    doc = wait_cause(server, "portal", timeout=15)
-    assert doc["connectivity"]["state"] == "portal", doc["connectivity"]
-    check_cause(doc["cause"], "portal", None, None, "captive portal", "both.test")
+    far.route("/check", redirect("http://login.example/portal") if how == "302" else PORTAL_LOGIN, family=family)
+    doc = wait_cause(server, "portal", family=family, timeout=15)
+    if family is None:
+        assert doc["connectivity"]["state"] == "portal", doc["connectivity"]
+    else:
+        assert doc["connectivity"][family]["state"] == "portal", doc["connectivity"]
+    check_cause(doc["cause"], "portal", family, None, "captive portal", "both.test")
     check_metrics_on(server, "portal")
 
 
@@ -486,12 +752,18 @@ def test_a_target_refused(dual_world, reachd_dual):
     w = dual_world
     far = w.far_server()
     server = reachd_dual(*target_args({"ok": f"tcp://both.test:{far.port}",
-                                       "db": f"tcp://both.test:{w.far_closed_port()}"}), *FAST_TARGETS)
+                                       "db": f"tcp://both.test:{w.far_closed_port()}"}), *FAST_TARGETS,
+                         "--ready-when", "reachable,target:db")
     doc = wait_cause(server, "target")
     assert doc["ipv4"] and doc["ipv6"], doc
-    check_cause(doc["cause"], "target", None, "db", "db", "refused")
+    db = next(t for t in doc["targets"] if t["name"] == "db")
+    assert db["reason"] == "refused" and db["detail"], db
+    check_cause(doc["cause"], "target", None, "db", "db", "refused", db["detail"])
     check_metrics_on(server, "target")
-    assert http(server.port, "GET", "/readyz", ns=server.netns).status == 200  # reachable: ready
+    ready = readyz(server)
+    body = ready.body.decode()
+    assert ready.status == 503 and "cause: target" in body, body
+    assert doc["cause"]["text"] not in body and db["detail"] not in body, body
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -510,6 +782,30 @@ def test_one_family_of_a_dual_stack_target_dropped(dual_world, reachd_dual, fami
     check_cause(doc["cause"], "target", family, "half", "half", FAMILY_WORD[family], "timeout")
 
 
+def test_within_the_target_layer_both_families_first_then_ipv6_then_document_order(dual_world, reachd_dual):
+    """Targets in this order: `half4` (its IPv4 dropped), `half6` (its IPv6 dropped), `whole`
+    (refused over both families); the check full. The cause is `whole` (both families before one
+    family) although it comes last; once it answers, `half6` (IPv6 before IPv4) although `half4`
+    comes first."""
+    w = dual_world
+    far = w.far_server()
+    far.route("/check", NO_CONTENT)
+    web = w.far_server()
+    web.stop()
+    server = reachd_dual(*target_args({"half4": f"tcp://v4dead.test:{far.port}", "half6": f"tcp://v6dead.test:{far.port}",
+                                       "whole": f"tcp://both.test:{web.port}"}),
+                         "--connectivity-url", f"http://both.test:{far.port}/check", *FAST_TARGETS)
+    doc = wait_status(server, lambda d: all(t["state"] != "unknown" and all((t[f] or {}).get("state") != "unknown"
+                                                                               for f in FAMILIES) for t in d["targets"]),
+                      10, what="every target family settled")
+    assert [t["name"] for t in doc["targets"]] == ["half4", "half6", "whole"], doc["targets"]
+    doc = wait_cause(server, "target", subject="whole")
+    check_cause(doc["cause"], "target", None, "whole", "whole", "refused")
+    web.start()
+    doc = wait_cause(server, "target", family="ipv6", subject="half6")
+    check_cause(doc["cause"], "target", "ipv6", "half6", "half6", "IPv6")
+
+
 # --------------------------------------------------------------------------- 10. uplink
 
 
@@ -517,10 +813,13 @@ def test_one_family_of_a_dual_stack_target_dropped(dual_world, reachd_dual, fami
 def test_the_backup_uplink_broken_while_the_primary_works(uplinks, reachd_up, families):
     """--per-uplink: the backup uplink's ISP black-holes everything past its first hop (both
     families, or IPv6 only) while the kernel's choice works: `uplink`, subject the backup
-    interface, its name and its state in the words."""
+    interface, its name and its state in the words. A target then refused: `target` (a backup's
+    trouble never hides a target's)."""
     w = uplinks
     check = w.check_server()
-    server = reachd_up(w, "--per-uplink", "--connectivity-url", check_url(w, check), *FAST_CHECK)
+    target = w.target_server()
+    server = reachd_up(w, "--per-uplink", "--connectivity-url", check_url(w, check), *FAST_CHECK,
+                       *target_args({"t": f"tcp://target.test:{target.port}"}), *FAST_TARGETS)
     wait_uplink(server, "wan1", lambda c: c is not None and c["state"] == "full" and not c["degraded"], 10)
     wait_all_well(server)
     assert cause_of(status(server)) is None
@@ -530,15 +829,21 @@ def test_the_backup_uplink_broken_while_the_primary_works(uplinks, reachd_up, fa
     assert doc["connectivity"]["state"] == "full" and not doc["connectivity"]["degraded"], doc["connectivity"]
     check_cause(doc["cause"], "uplink", family, "wan1", "wan1", "limited")
     check_metrics_on(server, "uplink")
+    # A backup's trouble never hides a target's.
+    target.stop()
+    doc = wait_cause(server, "target", subject="t")
+    check_cause(doc["cause"], "target", None, "t", "t", "refused")
 
 
 # --------------------------------------------------------------------------- 11. quality
 
 
-@pytest.mark.parametrize("name,family", [("far.test", None), ("far6.test", "ipv6")])
+@pytest.mark.parametrize("name,family", [("far.test", None), ("far6.test", None)])
 def test_an_impairment(icmp_world, reachd_icmp, name, family):
     """One small echo in three unanswered (loss above --max-loss 0.2): `quality`, subject the
-    target, its name and the impairment in the words; both families impaired → family null."""
+    target, its name and the impairment in the words; every family the target has impaired →
+    family null (far6.test has IPv6 alone: as a target of one family unreachable, or an IPv4-only
+    host losing IPv4, the cause is all there is of it)."""
     w = icmp_world
     w.responder.drop_every = 3
     server = reachd_icmp("--target", f"far=icmp://{name}", "--max-loss", "0.2", "--quality-window", "4",
@@ -568,8 +873,33 @@ def test_a_bad_targets_file(dual_world, reachd_dual, tmp_path):
     check_cause(doc["cause"], "config", None, None, str(path), "line 3")
     check_metrics_on(server, "config")
 
+    # Another bad line: other words, the same cause — its `since` stays.
+    temporary.write_text("local=host://127.0.0.1\n\n\n\nweb=tcp://127.0.0.1\n")
+    os.replace(temporary, path)
+    later = wait_status(server, lambda d: matches(d["cause"], "config") and "line 5" in d["cause"]["text"], 10,
+                        what="the second refusal")
+    check_cause(later["cause"], "config", None, None, str(path), "line 5")
+    assert later["cause"]["since"] == doc["cause"]["since"], (doc["cause"], later["cause"])
+
     temporary.write_text("local=host://127.0.0.1\n")
     os.replace(temporary, path)
+    wait_cause(server, None)
+
+
+def test_a_refused_web_config(dual_world, reachd_dual, tmp_path):
+    """--web-config-file rewritten with a key reachd does not support (picked up by the file
+    watch; the previous configuration stays): `config`, subject null, the file and its error in
+    the words; the file good again: `null`."""
+    path = tmp_path / "web.yml"
+    path.write_text("")
+    server = reachd_dual("--web-config-file", str(path))
+    wait_status(server, lambda d: d["state"] == "reachable", 10, what="reachable")
+    assert cause_of(status(server)) is None
+    path.write_text("http_server_config:\n  http2: false\n")
+    doc = wait_cause(server, "config")
+    check_cause(doc["cause"], "config", None, None, str(path), "http_server_config")
+    check_metrics_on(server, "config")
+    path.write_text("")
     wait_cause(server, None)
 
 
@@ -588,24 +918,34 @@ def test_since_stays_while_the_words_change_and_a_new_cause_gets_a_new_one(dual_
     server = reachd_dual(*target_args({"web": f"http://both.test:{web.port}/t"}),
                          "--connectivity-url", f"http://both.test:{check.port}/check", *FAST_TARGETS)
     wait_all_well(server)
+    events = EventLog(server)
+    try:
+        web.stop()
+        refused = wait_cause(server, "target", family=None, subject="web")
+        assert "refused" in refused["cause"]["text"], refused["cause"]
+        assert refused["cause"]["since"] <= refused["changedAt"]
 
-    web.stop()
-    refused = wait_cause(server, "target", family=None, subject="web")
-    assert "refused" in refused["cause"]["text"], refused["cause"]
-    assert refused["cause"]["since"] <= refused["changedAt"]
+        web.route("/t", HANG)
+        web.start()
+        timing_out = wait_status(server, lambda d: matches(cause_of(d), "target", None, "web")
+                                 and "timeout" in d["cause"]["text"], 15, what="the target timing out")
+        assert timing_out["cause"]["text"] != refused["cause"]["text"]
+        assert timing_out["cause"]["since"] == refused["cause"]["since"], (refused["cause"], timing_out["cause"])
+        assert timing_out["sequence"] > refused["sequence"]
 
-    web.route("/t", HANG)
-    web.start()
-    timing_out = wait_status(server, lambda d: matches(cause_of(d), "target", None, "web")
-                             and "timeout" in d["cause"]["text"], 15, what="the target timing out")
-    assert timing_out["cause"]["text"] != refused["cause"]["text"]
-    assert timing_out["cause"]["since"] == refused["cause"]["since"], (refused["cause"], timing_out["cause"])
-    assert timing_out["sequence"] > refused["sequence"]
-
-    w.client.ip("-6", "route", "del", "default")
-    routed = wait_cause(server, "route", family="ipv6")
-    assert routed["cause"]["since"] > refused["cause"]["since"], (refused["cause"], routed["cause"])
-    assert routed["cause"]["since"] == routed["changedAt"], routed
+        w.client.ip("-6", "route", "del", "default")
+        routed = wait_cause(server, "route", family="ipv6")
+        assert routed["cause"]["since"] > refused["cause"]["since"], (refused["cause"], routed["cause"])
+        assert routed["cause"]["since"] <= routed["changedAt"], routed
+        time.sleep(0.5)  # the route's document on the stream too
+    finally:
+        events.close()
+    docs = events.docs
+    assert len(docs) >= 3, docs
+    causes = [(d["sequence"], d["cause"] and d["cause"]["layer"], d["cause"] and d["cause"]["text"]) for d in docs]
+    print("causes along the stream:", causes)
+    assert any(matches(d["cause"], "route", "ipv6") for d in docs), causes
+    check_since_along(docs)
 
 
 # --------------------------------------------------------------------------- 14. watch and the log

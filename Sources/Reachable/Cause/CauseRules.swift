@@ -129,8 +129,10 @@ public enum CauseRules {
                 ? target.detail
                 : familiesInOrder.lazy.compactMap { target[$0] }.first { $0.reason == .dns }?.detail
         }
+        // The check's host not resolving, overall or for one family (a nameserver that answers A
+        // but fails AAAA leaves the check `full` and its IPv6 `limited`).
         let connectivity = status.connectivity
-        let checkFails = connectivity.state == .limited && connectivity.reason == .dns
+        let checkFails = checkFamilies(connectivity).contains { $0.state == .limited && $0.reason == .dns }
         guard !names.isEmpty || checkFails else { return nil }
         if checkFails, let host = checkHost(connectivity) { names.append("the check's \(host)") }
         let shown = names.count > 3 ? names.prefix(3).joined(separator: ", ") + ", …" : names.joined(separator: ", ")
@@ -138,15 +140,18 @@ public enum CauseRules {
             layer: .dns, text: "names do not resolve: \(shown)" + (detail.map { " (\($0))" } ?? ""))
     }
 
-    /// One nameserver failing while another answers: named only when nothing else fails.
+    /// Some nameservers failing while another answers: named only when nothing else fails; the
+    /// subject is the nameserver when one alone fails.
     private static func oneNameserver(_ status: ReachabilityStatus) -> Finding? {
-        guard status.dns.state == .degraded,
-            let server = status.dns.servers.first(where: { $0.state == .failing })
-        else { return nil }
-        let reason = server.reason.map { " (\($0.rawValue))" } ?? ""
+        guard status.dns.state == .degraded else { return nil }
+        let failing = status.dns.servers.filter { $0.state == .failing }
+        guard let first = failing.first else { return nil }
+        let how = failing.map { "\($0.address)" + ($0.reason.map { " (\($0.rawValue))" } ?? "") }
         return Finding(
-            layer: .dns, subject: server.address,
-            text: "nameserver \(server.address) fails\(reason) while another answers")
+            layer: .dns, subject: failing.count == 1 ? first.address : nil,
+            text: failing.count == 1
+                ? "nameserver \(how[0]) fails while another answers"
+                : "nameservers \(how.joined(separator: ", ")) fail while another answers")
     }
 
     // MARK: path, portal, check
