@@ -122,7 +122,7 @@ page-screenshot:
 
 ## pytest against the real binary: HTTP contract, SSE, hostile clients, namespaces, fan-out, shutdown.
 e2e: build
-	$(LIMIT) e2e 1800 $(VENV)/bin/python -u -m pytest Tests/e2e -v --timeout=300; status=$$?; \
+	$(LIMIT) e2e 2700 $(VENV)/bin/python -u -m pytest Tests/e2e -v --timeout=300; status=$$?; \
 	bash scripts/remove-stale-namespaces.sh || { echo "e2e left namespaces behind"; status=1; }; \
 	exit $$status
 
