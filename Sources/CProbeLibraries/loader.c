@@ -3,9 +3,12 @@
 #include "reachd_probe_libraries.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 // Debian's sonames (libcurl4 / libcurl3-gnutls both provide the ABI; c-ares 1.x is .so.2).
 static const char *const curl_names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", NULL};
@@ -148,4 +151,46 @@ CURLcode reachd_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value)
 }
 CURLcode reachd_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
     return library.curl_easy_getinfo(handle, info, value);
+}
+
+// c-ares' socket calls as it makes them itself (ares__open_socket, ares__connect_socket,
+// socket_recvfrom, socket_write), each keeping a failure's errno: errno itself is left as the
+// call set it, so c-ares decides as before.
+static void record_errno(void *user_data) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != EINPROGRESS)
+        *(int *)user_data = errno;
+}
+static ares_socket_t recording_socket(int domain, int type, int protocol, void *user_data) {
+    int descriptor = socket(domain, type, protocol);
+    if (descriptor < 0) record_errno(user_data);
+    return descriptor;
+}
+static int recording_close(ares_socket_t descriptor, void *user_data) {
+    (void)user_data;
+    return close(descriptor);
+}
+static int recording_connect(ares_socket_t descriptor, const struct sockaddr *address, ares_socklen_t length,
+                             void *user_data) {
+    int result = connect(descriptor, address, length);
+    if (result < 0) record_errno(user_data);
+    return result;
+}
+static ares_ssize_t recording_recvfrom(ares_socket_t descriptor, void *buffer, size_t length, int flags,
+                                       struct sockaddr *from, ares_socklen_t *from_length, void *user_data) {
+    ssize_t count = recvfrom(descriptor, buffer, length, flags, from, from_length);
+    if (count < 0) record_errno(user_data);
+    return count;
+}
+static ares_ssize_t recording_sendv(ares_socket_t descriptor, const struct iovec *vector, int count,
+                                    void *user_data) {
+    ssize_t sent = writev(descriptor, vector, count);
+    if (sent < 0) record_errno(user_data);
+    return sent;
+}
+static const struct ares_socket_functions recording_functions = {
+    recording_socket, recording_close, recording_connect, recording_recvfrom, recording_sendv,
+};
+
+void reachd_ares_record_socket_errors(ares_channel channel, int *last_errno) {
+    library.ares_set_socket_functions(channel, &recording_functions, last_errno);
 }

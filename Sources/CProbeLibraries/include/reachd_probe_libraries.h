@@ -82,7 +82,10 @@ int reachd_probe_libraries_load(char *error, size_t error_size);
     X(int, ares_parse_a_reply,                                                                   \
       (const unsigned char *answer, int length, struct hostent **host,                           \
        struct ares_addrttl *addresses, int *count),                                              \
-      (answer, length, host, addresses, count))
+      (answer, length, host, addresses, count))                                                  \
+    V(ares_set_socket_functions,                                                                 \
+      (ares_channel channel, const struct ares_socket_functions *functions, void *user_data),    \
+      (channel, functions, user_data))
 
 #define REACHD_DECLARE(type, name, params, args) type reachd_##name params;
 #define REACHD_DECLARE_VOID(name, params, args) void reachd_##name params;
@@ -124,6 +127,12 @@ CURLcode reachd_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t 
 static inline CURLcode reachd_curl_msg_result(const CURLMsg *message) {
     return message->data.result;
 }
+
+/// Gives `channel` socket functions that do what c-ares' own do and keep, in `*last_errno`, the
+/// errno of the last socket call that failed (EAGAIN aside). c-ares 1.18 reports every socket
+/// error as ARES_ECONNREFUSED; this tells an ICMP port unreachable (ECONNREFUSED) from a router's
+/// host or network unreachable (EHOSTUNREACH, ENETUNREACH). `last_errno` must outlive the channel.
+void reachd_ares_record_socket_errors(ares_channel channel, int *last_errno);
 
 /// ARES_SOCKET_BAD: "no descriptor" for ares_process_fd, which then only handles timeouts.
 static const ares_socket_t reachd_ares_socket_bad = ARES_SOCKET_BAD;

@@ -13,6 +13,9 @@ final class AresChannel {
     private(set) var sockets: [ares_socket_t: (read: Bool, write: Bool)] = [:]
     /// Queries started and not yet called back; a retired channel is destroyed when this is 0.
     var outstanding = 0
+    /// A one-server channel's record of the errno its last failed socket call set
+    /// (`reachd_ares_record_socket_errors`); `nil` for a resolver channel.
+    private var socketErrors: UnsafeMutablePointer<Int32>?
 
     /// Reads the resolver configuration into a new channel whose queries leave through `way`
     /// (`ares_set_local_dev` binds its sockets to a pinned interface, which must exist, and
@@ -45,20 +48,33 @@ final class AresChannel {
                 "cannot read \(configuration.resolvConfPath): \(String(cString: reachd_ares_strerror(status)))")
         }
         channel = created
-        if let interface = way.egress.interface { reachd_ares_set_local_dev(created, interface) }
+        Self.bind(created, to: way)
+    }
+
+    /// Binds the channel's sockets to a pinned interface and its source addresses.
+    private static func bind(_ channel: OpaquePointer, to way: ResolverWay) {
+        if let interface = way.egress.interface { reachd_ares_set_local_dev(channel, interface) }
         if let source = way.ipv4Source {
             // c-ares takes the IPv4 address in host byte order.
-            reachd_ares_set_local_ip4(created, source.bytes.reduce(0) { $0 << 8 | UInt32($1) })
+            reachd_ares_set_local_ip4(channel, source.bytes.reduce(0) { $0 << 8 | UInt32($1) })
         }
         if let source = way.ipv6Source {
-            source.bytes.withUnsafeBufferPointer { reachd_ares_set_local_ip6(created, $0.baseAddress) }
+            source.bytes.withUnsafeBufferPointer { reachd_ares_set_local_ip6(channel, $0.baseAddress) }
         }
     }
 
     /// A channel that asks one nameserver only, once, with no search list and no retries: the
-    /// nameserver check (`--dns-check`). Answers with SERVFAIL or REFUSED come back as such
-    /// (`ARES_FLAG_NOCHECKRESP`) instead of being taken for "try the next server".
-    init(server: IPAddress, port: UInt16?, timeout: Duration) throws(ResolverError) {
+    /// nameserver check (`--dns-check`) and `dns://` targets. Answers with SERVFAIL or REFUSED
+    /// come back as such (`ARES_FLAG_NOCHECKRESP`) instead of being taken for "try the next
+    /// server"; the errno of a failed socket call is kept (`lastSocketError`).
+    ///
+    /// - Parameter way: the way out (a pinned `dns://` target binds as the resolver does).
+    init(
+        server: IPAddress, port: UInt16?, timeout: Duration, way: ResolverWay = ResolverWay()
+    ) throws(ResolverError) {
+        if let interface = way.egress.interface, if_nametoindex(interface) == 0 {
+            throw ResolverError("cannot ask \(server) via \(interface): no such interface")
+        }
         var options = ares_options()
         var mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_FLAGS
         options.sock_state_cb = Self.socketStateCallback
@@ -81,7 +97,17 @@ final class AresChannel {
             throw ResolverError("cannot ask \(server): \(String(cString: reachd_ares_strerror(status)))")
         }
         channel = created
+        Self.bind(created, to: way)
+        let errors = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        errors.initialize(to: 0)
+        socketErrors = errors
+        reachd_ares_record_socket_errors(created, errors)
     }
+
+    /// The errno of the channel's last failed socket call (0: none yet), for a query c-ares
+    /// ended with `ARES_ECONNREFUSED`: ECONNREFUSED (an ICMP port unreachable), EHOSTUNREACH or
+    /// ENETUNREACH (a router's destination unreachable), or another.
+    var lastSocketError: Int32 { socketErrors?.pointee ?? 0 }
 
     /// Makes `server` the channel's one nameserver, as an address rather than text: c-ares
     /// 1.18's text form refuses an IPv6 address in brackets without a port (`[2001:db8::1]`), and
@@ -129,6 +155,7 @@ final class AresChannel {
 
     deinit {
         destroy()
+        socketErrors?.deallocate()
     }
 
     /// Destroys the channel: c-ares calls every pending query back with `ARES_EDESTRUCTION` first.
@@ -174,12 +201,12 @@ final class AresChannel {
         return .seconds(next.pointee.tv_sec) + .microseconds(next.pointee.tv_usec)
     }
 
-    /// Starts `ares_query` for the A record of `name`, exactly as given; `context` comes back to
-    /// `callback` retained.
-    func queryA(_ name: String, context: UnsafeMutableRawPointer, callback: ares_callback) {
+    /// Starts `ares_query` for the records of `type` (1: A) of `name`, exactly as given; `context`
+    /// comes back to `callback` retained.
+    func query(_ name: String, type: UInt16, context: UnsafeMutableRawPointer, callback: ares_callback) {
         guard let channel else { return }
         outstanding += 1
-        reachd_ares_query(channel, name, 1 /* C_IN */, 1 /* T_A */, callback, context)
+        reachd_ares_query(channel, name, 1 /* C_IN */, Int32(type), callback, context)
     }
 
     /// Starts `ares_getaddrinfo` for one family (A or AAAA) or, `nil`, both; `context` comes back
