@@ -3,6 +3,7 @@
 #include "reachd_probe_libraries.h"
 
 #include <dlfcn.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -158,11 +159,17 @@ CURLcode reachd_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t 
 // call set it, so c-ares decides as before.
 static void record_errno(void *user_data) {
     if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != EINPROGRESS)
-        *(int *)user_data = errno;
+        ((struct reachd_socket_errors *)user_data)->last_errno = errno;
 }
 static ares_socket_t recording_socket(int domain, int type, int protocol, void *user_data) {
     int descriptor = socket(domain, type, protocol);
-    if (descriptor < 0) record_errno(user_data);
+    if (descriptor < 0) {
+        record_errno(user_data);
+    } else if (type == SOCK_DGRAM && ((struct reachd_socket_errors *)user_data)->hear_router_errors) {
+        int on = 1;
+        if (domain == AF_INET) setsockopt(descriptor, IPPROTO_IP, IP_RECVERR, &on, sizeof on);
+        if (domain == AF_INET6) setsockopt(descriptor, IPPROTO_IPV6, IPV6_RECVERR, &on, sizeof on);
+    }
     return descriptor;
 }
 static int recording_close(ares_socket_t descriptor, void *user_data) {
@@ -191,6 +198,6 @@ static const struct ares_socket_functions recording_functions = {
     recording_socket, recording_close, recording_connect, recording_recvfrom, recording_sendv,
 };
 
-void reachd_ares_record_socket_errors(ares_channel channel, int *last_errno) {
-    library.ares_set_socket_functions(channel, &recording_functions, last_errno);
+void reachd_ares_record_socket_errors(ares_channel channel, struct reachd_socket_errors *errors) {
+    library.ares_set_socket_functions(channel, &recording_functions, errors);
 }

@@ -128,11 +128,21 @@ static inline CURLcode reachd_curl_msg_result(const CURLMsg *message) {
     return message->data.result;
 }
 
-/// Gives `channel` socket functions that do what c-ares' own do and keep, in `*last_errno`, the
-/// errno of the last socket call that failed (EAGAIN aside). c-ares 1.18 reports every socket
-/// error as ARES_ECONNREFUSED; this tells an ICMP port unreachable (ECONNREFUSED) from a router's
-/// host or network unreachable (EHOSTUNREACH, ENETUNREACH). `last_errno` must outlive the channel.
-void reachd_ares_record_socket_errors(ares_channel channel, int *last_errno);
+/// What `reachd_ares_record_socket_errors` keeps for a channel, and how its UDP sockets listen.
+struct reachd_socket_errors {
+    /// The errno of the last socket call that failed (EAGAIN aside); 0 while none has.
+    int last_errno;
+    /// Non-zero: UDP sockets set IP_RECVERR / IPV6_RECVERR, so that a router's destination
+    /// unreachable (EHOSTUNREACH, ENETUNREACH) fails the next receive instead of being dropped
+    /// as a soft error — only a port unreachable (ECONNREFUSED) does without it.
+    int hear_router_errors;
+};
+
+/// Gives `channel` socket functions that do what c-ares' own do and record, in `errors`, the
+/// errno of the last socket call that failed. c-ares 1.18 reports every socket error as
+/// ARES_ECONNREFUSED; this tells an ICMP port unreachable (ECONNREFUSED) from a router's host or
+/// network unreachable (EHOSTUNREACH, ENETUNREACH). `errors` must outlive the channel.
+void reachd_ares_record_socket_errors(ares_channel channel, struct reachd_socket_errors *errors);
 
 /// ARES_SOCKET_BAD: "no descriptor" for ares_process_fd, which then only handles timeouts.
 static const ares_socket_t reachd_ares_socket_bad = ARES_SOCKET_BAD;

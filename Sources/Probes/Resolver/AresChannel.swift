@@ -15,7 +15,7 @@ final class AresChannel {
     var outstanding = 0
     /// A one-server channel's record of the errno its last failed socket call set
     /// (`reachd_ares_record_socket_errors`); `nil` for a resolver channel.
-    private var socketErrors: UnsafeMutablePointer<Int32>?
+    private var socketErrors: UnsafeMutablePointer<reachd_socket_errors>?
 
     /// Reads the resolver configuration into a new channel whose queries leave through `way`
     /// (`ares_set_local_dev` binds its sockets to a pinned interface, which must exist, and
@@ -68,9 +68,14 @@ final class AresChannel {
     /// come back as such (`ARES_FLAG_NOCHECKRESP`) instead of being taken for "try the next
     /// server"; the errno of a failed socket call is kept (`lastSocketError`).
     ///
-    /// - Parameter way: the way out (a pinned `dns://` target binds as the resolver does).
+    /// - Parameters:
+    ///   - way: the way out (a pinned `dns://` target binds as the resolver does).
+    ///   - hearsRouterErrors: a router's destination unreachable ends a query at once
+    ///     (`IP_RECVERR`; a `dns://` target's `host-unreachable`); otherwise the kernel drops it
+    ///     for UDP and the query times out, as the nameserver check has always judged it.
     init(
-        server: IPAddress, port: UInt16?, timeout: Duration, way: ResolverWay = ResolverWay()
+        server: IPAddress, port: UInt16?, timeout: Duration, way: ResolverWay = ResolverWay(),
+        hearsRouterErrors: Bool = false
     ) throws(ResolverError) {
         if let interface = way.egress.interface, if_nametoindex(interface) == 0 {
             throw ResolverError("cannot ask \(server) via \(interface): no such interface")
@@ -98,8 +103,8 @@ final class AresChannel {
         }
         channel = created
         Self.bind(created, to: way)
-        let errors = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
-        errors.initialize(to: 0)
+        let errors = UnsafeMutablePointer<reachd_socket_errors>.allocate(capacity: 1)
+        errors.initialize(to: reachd_socket_errors(last_errno: 0, hear_router_errors: hearsRouterErrors ? 1 : 0))
         socketErrors = errors
         reachd_ares_record_socket_errors(created, errors)
     }
@@ -107,7 +112,7 @@ final class AresChannel {
     /// The errno of the channel's last failed socket call (0: none yet), for a query c-ares
     /// ended with `ARES_ECONNREFUSED`: ECONNREFUSED (an ICMP port unreachable), EHOSTUNREACH or
     /// ENETUNREACH (a router's destination unreachable), or another.
-    var lastSocketError: Int32 { socketErrors?.pointee ?? 0 }
+    var lastSocketError: Int32 { socketErrors?.pointee.last_errno ?? 0 }
 
     /// Makes `server` the channel's one nameserver, as an address rather than text: c-ares
     /// 1.18's text form refuses an IPv6 address in brackets without a port (`[2001:db8::1]`), and

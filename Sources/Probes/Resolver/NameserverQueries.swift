@@ -13,15 +13,21 @@ public struct NameserverQuestion: Sendable, Hashable {
     public var type: UInt16
     /// The way out (a pinned `dns://` target binds its socket as the resolver does).
     public var way: ResolverWay
+    /// A router's destination unreachable ends the query at once, its errno in `socketError`
+    /// (`dns://`: `host-unreachable`); otherwise only a port unreachable does, as for the
+    /// nameserver check, whose reasons have no `host-unreachable`.
+    public var hearsRouterErrors: Bool
 
     public init(
-        server: IPAddress, port: UInt16? = nil, name: String, type: UInt16 = 1, way: ResolverWay = ResolverWay()
+        server: IPAddress, port: UInt16? = nil, name: String, type: UInt16 = 1, way: ResolverWay = ResolverWay(),
+        hearsRouterErrors: Bool = false
     ) {
         self.server = server
         self.port = port
         self.name = name
         self.type = type
         self.way = way
+        self.hearsRouterErrors = hearsRouterErrors
     }
 }
 
@@ -79,10 +85,13 @@ final class NameserverQueries {
                 server: server, failure: .error, detail: "the engine stopped", wasCancelled: true),
             completion: completion)
         let channel: AresChannel
-        let key = ChannelKey(server: server, port: port, way: question.way)
+        let key = ChannelKey(
+            server: server, port: port, way: question.way, hearsRouterErrors: question.hearsRouterErrors)
         do {
             channel = try channels.channel(for: key) { () throws(ResolverError) in
-                let made = try AresChannel(server: server, port: port, timeout: timeout, way: question.way)
+                let made = try AresChannel(
+                    server: server, port: port, timeout: timeout, way: question.way,
+                    hearsRouterErrors: question.hearsRouterErrors)
                 saidProblems[server] = nil
                 return made
             }
@@ -129,11 +138,12 @@ final class NameserverQueries {
         call.query.finish(result)
     }
 
-    /// A channel asks one server on one port out of one way.
+    /// A channel asks one server on one port out of one way, hearing routers' errors or not.
     private struct ChannelKey: Hashable {
         var server: IPAddress
         var port: UInt16?
         var way: ResolverWay
+        var hearsRouterErrors: Bool
     }
 
     /// c-ares' status for one query, as the contract's reasons (and whether it was cancelled).
