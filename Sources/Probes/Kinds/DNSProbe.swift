@@ -1,5 +1,5 @@
 import Glibc
-public import Reachable
+import Reachable
 
 extension TargetURL.Scheme {
     /// A nameserver answers a query with the records wanted.
@@ -37,7 +37,7 @@ public enum DNSProbe: ProbeKind {
             ipv6Source: job.address.isIPv6 ? job.source : nil)
         let question = NameserverQuestion(
             server: job.address, port: job.url.port, name: query.name, type: query.type.number,
-            way: job.egress.interface == nil ? ResolverWay() : way)
+            way: job.egress.interface == nil ? ResolverWay() : way, hearsRouterErrors: true)
         let timeout = max(job.deadline - .now, .milliseconds(1))
         return engine.askNameserver(question, timeout: timeout) { answer in
             completion(outcome(of: answer, for: query))
