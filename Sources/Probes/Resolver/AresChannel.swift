@@ -13,9 +13,9 @@ final class AresChannel {
     private(set) var sockets: [ares_socket_t: (read: Bool, write: Bool)] = [:]
     /// Queries started and not yet called back; a retired channel is destroyed when this is 0.
     var outstanding = 0
-    /// A one-server channel's record of the errno its last failed socket call set
-    /// (`reachd_ares_record_socket_errors`); `nil` for a resolver channel.
-    private var socketErrors: UnsafeMutablePointer<reachd_socket_errors>?
+    /// How a one-server channel makes its sockets, and the errno its last failed socket call set
+    /// (`reachd_ares_own_sockets`); `nil` for a resolver channel.
+    private var ownSockets: UnsafeMutablePointer<reachd_ares_sockets>?
 
     /// Reads the resolver configuration into a new channel whose queries leave through `way`
     /// (`ares_set_local_dev` binds its sockets to a pinned interface, which must exist, and
@@ -102,17 +102,32 @@ final class AresChannel {
             throw ResolverError("cannot ask \(server): \(String(cString: reachd_ares_strerror(status)))")
         }
         channel = created
-        Self.bind(created, to: way)
-        let errors = UnsafeMutablePointer<reachd_socket_errors>.allocate(capacity: 1)
-        errors.initialize(to: reachd_socket_errors(last_errno: 0, hear_router_errors: hearsRouterErrors ? 1 : 0))
-        socketErrors = errors
-        reachd_ares_record_socket_errors(created, errors)
+        // c-ares binds none of the sockets it does not make itself: the device and sources go here.
+        var sockets = reachd_ares_sockets()
+        sockets.hear_router_errors = hearsRouterErrors ? 1 : 0
+        if let interface = way.egress.interface {
+            withUnsafeMutableBytes(of: &sockets.device) { device in
+                device.copyBytes(from: interface.utf8.prefix(device.count - 1))
+            }
+        }
+        if let source = way.ipv4Source {
+            sockets.has_source4 = 1
+            withUnsafeMutableBytes(of: &sockets.source4) { $0.copyBytes(from: source.bytes) }
+        }
+        if let source = way.ipv6Source {
+            sockets.has_source6 = 1
+            withUnsafeMutableBytes(of: &sockets.source6) { $0.copyBytes(from: source.bytes) }
+        }
+        let owned = UnsafeMutablePointer<reachd_ares_sockets>.allocate(capacity: 1)
+        owned.initialize(to: sockets)
+        ownSockets = owned
+        reachd_ares_own_sockets(created, owned)
     }
 
     /// The errno of the channel's last failed socket call (0: none yet), for a query c-ares
     /// ended with `ARES_ECONNREFUSED`: ECONNREFUSED (an ICMP port unreachable), EHOSTUNREACH or
     /// ENETUNREACH (a router's destination unreachable), or another.
-    var lastSocketError: Int32 { socketErrors?.pointee.last_errno ?? 0 }
+    var lastSocketError: Int32 { ownSockets?.pointee.last_errno ?? 0 }
 
     /// Makes `server` the channel's one nameserver, as an address rather than text: c-ares
     /// 1.18's text form refuses an IPv6 address in brackets without a port (`[2001:db8::1]`), and
@@ -160,7 +175,7 @@ final class AresChannel {
 
     deinit {
         destroy()
-        socketErrors?.deallocate()
+        ownSockets?.deallocate()
     }
 
     /// Destroys the channel: c-ares calls every pending query back with `ARES_EDESTRUCTION` first.
