@@ -23,7 +23,7 @@ struct DNSProbeLoopbackTests {
             extraArguments: [
                 "--local=/test/", "--mx-host=db.test,mail.db.test,10", "--txt-record=db.test,v=spf1 -all",
                 "--srv-host=_sip._tcp.db.test,sip.db.test,5060",
-            ], directory: directory)
+            ] + (10..<50).map { "--host-record=many.test,198.18.1.\($0)" }, directory: directory)
         silent = try SilentDNSServer(address: "127.0.0.3", port: port)
         engine = try ProbeEngine(resolver: ResolverConfiguration(resolvConfPath: "/nonexistent/resolv.conf"))
     }
@@ -48,6 +48,13 @@ struct DNSProbeLoopbackTests {
         #expect(none.failure == .dns && none.detail == "no AAAA records")
         let nx = try await probe("127.0.0.1", "nx.test")
         #expect(nx.failure == .dns && nx.detail == "NXDOMAIN from 127.0.0.1")
+    }
+
+    @Test func aTruncatedAnswerIsAskedAgainOverTCP() async throws {
+        defer { engine.stop() }
+        // 40 A records: more than 512 bytes over UDP.
+        let outcome = try await probe("127.0.0.1", "many.test?expect=198.18.1.49")
+        #expect(outcome.succeeded, "\(outcome)")
     }
 
     @Test func aSilentServerTimesOutAndAClosedPortIsRefused() async throws {

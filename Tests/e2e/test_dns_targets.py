@@ -36,6 +36,8 @@ def own_nameserver(w) -> tuple[str, str]:
         "--mx-host=app.test,mail.app.test,10",
         "--txt-record=app.test,v=spf1 -all",
         "--srv-host=_http._tcp.app.test,web.app.test,80",
+        # 40 addresses: more than a 512-byte UDP answer holds (truncated: asked again over TCP).
+        *[f"--host-record=many.test,{w.dropped(i)}" for i in range(60, 100)],
     ]
     for address in (dk4, dk6):
         w._dnsmasq(address, records).wait_ready(w.client.name, "app.test")
@@ -59,6 +61,8 @@ def test_answers_of_both_families_every_type_and_each_failure(dual_world, reachd
         "txt": f"dns://[{dk6}]/app.test?type=txt&expect=v%3Dspf1%20-all",
         "srv": f"dns://{dk4}/_http._tcp.app.test?type=SRV&expect=web.app.test",
         "expected": f"dns://{dk4}/app.test?expect={w.both4}",
+        # The 40th address: not in a truncated UDP answer (about 30 fit), so found over TCP only.
+        "tcp": f"dns://{dk4}/many.test?expect={w.dropped(99)}",
         "nx": f"dns://{dk4}/nx.test",
         "noaaaa": f"dns://[{dk6}]/v4.test?type=AAAA",
         "wrong": f"dns://{dk4}/app.test?expect={w.v4only4}",
@@ -78,6 +82,7 @@ def test_answers_of_both_families_every_type_and_each_failure(dual_world, reachd
         "txt": ("reachable", None, None),
         "srv": ("reachable", None, None),
         "expected": ("reachable", None, None),
+        "tcp": ("reachable", None, None),
         "nx": ("unreachable", "dns", f"NXDOMAIN from {dk4}"),
         "noaaaa": ("unreachable", "dns", "no AAAA records"),
         "wrong": ("unreachable", "dns", f"{w.both4}, expected {w.v4only4}"),
@@ -102,12 +107,6 @@ def test_answers_of_both_families_every_type_and_each_failure(dual_world, reachd
     assert a4["addresses"] == [dk4] and a4["ipv6"] is None and a4["ipv4"]["address"] == dk4, a4
     assert a6["addresses"] == [dk6] and a6["ipv4"] is None and a6["ipv6"]["address"] == dk6, a6
     assert target_of(doc, "unreach6")["detail"].startswith("ENETUNREACH"), target_of(doc, "unreach6")
-
-    # The queries reached the servers as asked: one type each, nothing through resolv.conf's server.
-    logs = w.dns_logs()
-    for line in ("query[MX] app.test", "query[TXT] app.test", "query[SRV] _http._tcp.app.test",
-                 "query[AAAA] app.test", "query[A] nx.test"):
-        assert line in logs, f"{line!r} not asked: {logs[-3000:]}"
 
     # The query's round trip is the probe's duration.
     text = http(server.port, "GET", "/metrics", ns=server.netns).body.decode()
