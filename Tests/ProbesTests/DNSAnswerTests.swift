@@ -144,6 +144,8 @@ import Testing
             DNSValue.address(IPAddress($0)!)
         }
         #expect(DNSProbe.listed(values) == "198.18.0.2, 198.18.0.3, 198.18.0.4 and 1 more")
+        let long = DNSValue.text(String(repeating: "x", count: 300))
+        #expect(DNSProbe.listed([long]) == "\"" + String(repeating: "x", count: 99) + "…")
     }
 
     @Test func noAnswerIsTheSocketsReason() {

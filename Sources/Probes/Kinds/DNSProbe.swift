@@ -72,10 +72,14 @@ public enum DNSProbe: ProbeKind {
     }
 
     /// The values found, sorted (a server that rotates its records must not change the detail,
-    /// and so the document, on every probe), at most three.
+    /// and so the document, on every probe), at most three, each cut at 100 characters (a TXT
+    /// record may hold 64 KiB, and the server chooses it).
     static func listed(_ values: [DNSValue]) -> String {
         let sorted = Set(values).sorted()
-        let shown = sorted.prefix(3).map(\.description).joined(separator: ", ")
+        let shown = sorted.prefix(3).map { value in
+            let text = value.description
+            return text.count > 100 ? text.prefix(100) + "…" : text
+        }.joined(separator: ", ")
         return sorted.count > 3 ? "\(shown) and \(sorted.count - 3) more" : shown
     }
 
