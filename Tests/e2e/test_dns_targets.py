@@ -150,3 +150,19 @@ def test_bad_dns_spec_refused_at_start(spec):
                             capture_output=True, text=True, timeout=10)
     assert result.returncode != 0, f"{spec!r} accepted: {result.stdout}{result.stderr}"
     assert spec in result.stdout + result.stderr, f"the message does not name {spec!r}: {result.stderr}"
+
+
+def test_a_pinned_dns_target_asks_through_its_interface(dual_world, reachd_dual):
+    """`NAME@IFACE=dns://…`: the query's socket bound to IFACE and its source address (c-ares binds
+    none of the sockets reachd makes for it); a missing interface is `no-route`, nothing sent."""
+    w = dual_world
+    dk4, dk6 = own_nameserver(w)
+    server = reachd_dual("--target", f"p4@{w.link}=dns://{dk4}/app.test?type=MX",
+                         "--target", f"p6@{w.link}=dns://[{dk6}]/app.test?type=AAAA&expect={w.both6}",
+                         "--target", "missing@nosuch0=dns://" + dk4 + "/app.test", *FAST)
+    doc = wait_status(server, settled(["p4", "p6", "missing"]), timeout=15)
+    for name in ("p4", "p6"):
+        target = target_of(doc, name)
+        assert (target["state"], target["via"], target["interface"]) == ("reachable", w.link, w.link), target
+    missing = target_of(doc, "missing")
+    assert (missing["state"], missing["reason"]) == ("unreachable", "no-route"), missing
