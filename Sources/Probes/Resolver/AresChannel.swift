@@ -48,18 +48,13 @@ final class AresChannel {
                 "cannot read \(configuration.resolvConfPath): \(String(cString: reachd_ares_strerror(status)))")
         }
         channel = created
-        Self.bind(created, to: way)
-    }
-
-    /// Binds the channel's sockets to a pinned interface and its source addresses.
-    private static func bind(_ channel: OpaquePointer, to way: ResolverWay) {
-        if let interface = way.egress.interface { reachd_ares_set_local_dev(channel, interface) }
+        if let interface = way.egress.interface { reachd_ares_set_local_dev(created, interface) }
         if let source = way.ipv4Source {
             // c-ares takes the IPv4 address in host byte order.
-            reachd_ares_set_local_ip4(channel, source.bytes.reduce(0) { $0 << 8 | UInt32($1) })
+            reachd_ares_set_local_ip4(created, source.bytes.reduce(0) { $0 << 8 | UInt32($1) })
         }
         if let source = way.ipv6Source {
-            source.bytes.withUnsafeBufferPointer { reachd_ares_set_local_ip6(channel, $0.baseAddress) }
+            source.bytes.withUnsafeBufferPointer { reachd_ares_set_local_ip6(created, $0.baseAddress) }
         }
     }
 
