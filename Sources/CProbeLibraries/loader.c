@@ -3,9 +3,15 @@
 #include "reachd_probe_libraries.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 // Debian's sonames (libcurl4 / libcurl3-gnutls both provide the ABI; c-ares 1.x is .so.2).
 static const char *const curl_names[] = {"libcurl.so.4", "libcurl-gnutls.so.4", NULL};
@@ -148,4 +154,73 @@ CURLcode reachd_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value)
 }
 CURLcode reachd_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
     return library.curl_easy_getinfo(handle, info, value);
+}
+
+// c-ares' socket calls as it makes them itself (ares__open_socket with configure_socket and
+// TCP_NODELAY, ares__connect_socket, socket_recvfrom, socket_write), each keeping a failure's
+// errno: errno itself is left as the call set it, so c-ares decides as before.
+static void record_errno(void *user_data) {
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != EINPROGRESS)
+        ((struct reachd_ares_sockets *)user_data)->last_errno = errno;
+}
+static ares_socket_t owned_socket(int domain, int type, int protocol, void *user_data) {
+    const struct reachd_ares_sockets *sockets = user_data;
+    int descriptor = socket(domain, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
+    if (descriptor < 0) {
+        record_errno(user_data);
+        return ARES_SOCKET_BAD;
+    }
+    int on = 1;
+    if (type == SOCK_STREAM) setsockopt(descriptor, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
+    if (type == SOCK_DGRAM && sockets->hear_router_errors) {
+        if (domain == AF_INET) setsockopt(descriptor, IPPROTO_IP, IP_RECVERR, &on, sizeof on);
+        if (domain == AF_INET6) setsockopt(descriptor, IPPROTO_IPV6, IPV6_RECVERR, &on, sizeof on);
+    }
+    // As c-ares: a device that cannot be bound is not fatal (the caller checked it exists).
+    if (sockets->device[0])
+        setsockopt(descriptor, SOL_SOCKET, SO_BINDTODEVICE, sockets->device, (socklen_t)strlen(sockets->device));
+    int bound = 0;
+    if (domain == AF_INET && sockets->has_source4) {
+        struct sockaddr_in source = {.sin_family = AF_INET};
+        memcpy(&source.sin_addr, sockets->source4, 4);
+        bound = bind(descriptor, (const struct sockaddr *)&source, sizeof source);
+    } else if (domain == AF_INET6 && sockets->has_source6) {
+        struct sockaddr_in6 source = {.sin6_family = AF_INET6};
+        memcpy(&source.sin6_addr, sockets->source6, 16);
+        bound = bind(descriptor, (const struct sockaddr *)&source, sizeof source);
+    }
+    if (bound < 0) {
+        record_errno(user_data);
+        close(descriptor);
+        return ARES_SOCKET_BAD;
+    }
+    return descriptor;
+}
+static int owned_close(ares_socket_t descriptor, void *user_data) {
+    (void)user_data;
+    return close(descriptor);
+}
+static int owned_connect(ares_socket_t descriptor, const struct sockaddr *address, ares_socklen_t length,
+                         void *user_data) {
+    int result = connect(descriptor, address, length);
+    if (result < 0) record_errno(user_data);
+    return result;
+}
+static ares_ssize_t owned_recvfrom(ares_socket_t descriptor, void *buffer, size_t length, int flags,
+                                   struct sockaddr *from, ares_socklen_t *from_length, void *user_data) {
+    ssize_t count = recvfrom(descriptor, buffer, length, flags, from, from_length);
+    if (count < 0) record_errno(user_data);
+    return count;
+}
+static ares_ssize_t owned_sendv(ares_socket_t descriptor, const struct iovec *vector, int count, void *user_data) {
+    ssize_t sent = writev(descriptor, vector, count);
+    if (sent < 0) record_errno(user_data);
+    return sent;
+}
+static const struct ares_socket_functions owned_functions = {
+    owned_socket, owned_close, owned_connect, owned_recvfrom, owned_sendv,
+};
+
+void reachd_ares_own_sockets(ares_channel channel, struct reachd_ares_sockets *sockets) {
+    library.ares_set_socket_functions(channel, &owned_functions, sockets);
 }

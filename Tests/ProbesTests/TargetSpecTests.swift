@@ -164,10 +164,11 @@ import Testing
     }
 
     @Test func anUnknownSchemeIsRefusedListingEveryRegisteredKind() {
-        #expect(ProbeKinds.schemes == [.host, .tcp, .http, .https, .icmp])
+        #expect(ProbeKinds.schemes == [.host, .tcp, .http, .https, .icmp, .dns])
         let refusal = SpecError(.target, spec: "x=udp://x:1", problem: .unsupportedScheme).description
         #expect(
-            refusal.hasSuffix("the URL must start with host://, tcp://, http://, https:// or icmp://"), "\(refusal)")
+            refusal.hasSuffix("the URL must start with host://, tcp://, http://, https://, icmp:// or dns://"),
+            "\(refusal)")
     }
 
     @Test func listKeepsConfigurationOrderAndRefusesDuplicateNames() throws {

@@ -109,6 +109,9 @@ enum SpecFuzz {
         case .http, .https:
             require(url.port != nil && url.path.hasPrefix("/"), "http(s):// without a port or path")
             require(HostSyntax.isSafePath(url.path), "path \(url.path.debugDescription)")
+        case .dns:
+            require(url.literal != nil && url.port != nil && url.requestURL == nil, "dns:// without a server or port")
+            require((try? DNSTargetQuery.parse(url.path).get()) != nil, "dns:// query \(url.path.debugDescription)")
         default:
             require(false, "a scheme no probe kind registered: \(url.scheme.rawValue)")
         }

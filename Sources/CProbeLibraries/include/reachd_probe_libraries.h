@@ -82,7 +82,10 @@ int reachd_probe_libraries_load(char *error, size_t error_size);
     X(int, ares_parse_a_reply,                                                                   \
       (const unsigned char *answer, int length, struct hostent **host,                           \
        struct ares_addrttl *addresses, int *count),                                              \
-      (answer, length, host, addresses, count))
+      (answer, length, host, addresses, count))                                                  \
+    V(ares_set_socket_functions,                                                                 \
+      (ares_channel channel, const struct ares_socket_functions *functions, void *user_data),    \
+      (channel, functions, user_data))
 
 #define REACHD_DECLARE(type, name, params, args) type reachd_##name params;
 #define REACHD_DECLARE_VOID(name, params, args) void reachd_##name params;
@@ -124,6 +127,32 @@ CURLcode reachd_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t 
 static inline CURLcode reachd_curl_msg_result(const CURLMsg *message) {
     return message->data.result;
 }
+
+/// How the sockets of a channel given `reachd_ares_own_sockets` are made, and the errno of the
+/// last socket call that failed.
+struct reachd_ares_sockets {
+    /// The errno of the last socket call that failed (EAGAIN and EINPROGRESS aside); 0 while none has.
+    int last_errno;
+    /// Non-zero: UDP sockets set IP_RECVERR / IPV6_RECVERR, so that a router's destination
+    /// unreachable (EHOSTUNREACH, ENETUNREACH) fails the next receive instead of being dropped
+    /// as a soft error — only a port unreachable (ECONNREFUSED) does without it.
+    int hear_router_errors;
+    /// SO_BINDTODEVICE, when not empty.
+    char device[16];
+    /// The source address to bind to, of each family, when `has_source4` / `has_source6`.
+    int has_source4;
+    unsigned char source4[4];
+    int has_source6;
+    unsigned char source6[16];
+};
+
+/// Gives `channel` socket functions that make its sockets as c-ares' own would (non-blocking,
+/// close-on-exec, TCP_NODELAY, bound to `sockets`' device and source: c-ares configures none of
+/// that for sockets it does not make) and record in `sockets->last_errno` the errno of the last
+/// socket call that failed. c-ares 1.18 reports every socket error as ARES_ECONNREFUSED; this
+/// tells an ICMP port unreachable (ECONNREFUSED) from a router's host or network unreachable
+/// (EHOSTUNREACH, ENETUNREACH). `sockets` must outlive the channel.
+void reachd_ares_own_sockets(ares_channel channel, struct reachd_ares_sockets *sockets);
 
 /// ARES_SOCKET_BAD: "no descriptor" for ares_process_fd, which then only handles timeouts.
 static const ares_socket_t reachd_ares_socket_bad = ARES_SOCKET_BAD;

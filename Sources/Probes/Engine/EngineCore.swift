@@ -14,8 +14,8 @@ enum EngineWork: Sendable {
     case resolve(String, AddressFamily?, ResolverWay, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
     /// ICMP echoes to one address (`icmp://`).
     case ping(ProbeJob, @Sendable (ProbeOutcome) -> Void)
-    /// Ask one nameserver for a name's A record (the nameserver check).
-    case askNameserver(IPAddress, name: String, timeout: Duration, @Sendable (NameserverAnswer) -> Void)
+    /// Ask one nameserver alone (the nameserver check, `dns://` targets).
+    case askNameserver(NameserverQuestion, timeout: Duration, @Sendable (NameserverAnswer) -> Void)
     /// Run on the engine thread (the orchestrators' state lives there).
     case perform(@Sendable () -> Void)
     /// Call the key's source's timer handler with its item at a time; a later one with the same
@@ -216,9 +216,9 @@ final class EngineCore: @unchecked Sendable {
             case .resolve(let host, let family, let way, let deadline, let completion):
                 counters.withLock { $0.resolutions += 1 }
                 resolver.start(host: host, family: family, way: way, deadline: deadline, completion: completion)
-            case .askNameserver(let server, let name, let timeout, let completion):
+            case .askNameserver(let question, let timeout, let completion):
                 counters.withLock { $0.nameserverQueries += 1 }
-                nameservers.ask(server, name: name, timeout: timeout, completion: completion)
+                nameservers.ask(question, timeout: timeout, completion: completion)
             case .perform(let body):
                 body()
             case .schedule(let key, let deadline):
@@ -283,9 +283,10 @@ final class EngineCore: @unchecked Sendable {
             case .resolve(_, _, _, _, let completion):
                 completion(
                     ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true))
-            case .askNameserver(let server, _, _, let completion):
+            case .askNameserver(let question, _, let completion):
                 completion(
-                    NameserverAnswer(server: server, failure: .error, detail: "the engine stopped", wasCancelled: true))
+                    NameserverAnswer(
+                        server: question.server, failure: .error, detail: "the engine stopped", wasCancelled: true))
             case .perform, .schedule, .timerHandler, .after, .resolverChanged, .watch: break
             }
         }

@@ -98,7 +98,18 @@ public final class ProbeEngine: Sendable {
         _ server: IPAddress, name: String, timeout: Duration,
         completion: @escaping @Sendable (NameserverAnswer) -> Void
     ) -> Bool {
-        core.submit(.askNameserver(server, name: name, timeout: timeout, completion))
+        askNameserver(NameserverQuestion(server: server, name: name), timeout: timeout, completion: completion)
+    }
+
+    /// Asks one nameserver alone one question, once, no search list (`dns://` targets); the answer
+    /// carries the message received, whatever its rcode.
+    ///
+    /// - Returns: `false` when the engine is stopped; the completion is then never called.
+    @discardableResult
+    public func askNameserver(
+        _ question: NameserverQuestion, timeout: Duration, completion: @escaping @Sendable (NameserverAnswer) -> Void
+    ) -> Bool {
+        core.submit(.askNameserver(question, timeout: timeout, completion))
     }
 
     /// Runs `body` on the engine thread, soon: the probes' orchestrators keep their state there,

@@ -37,7 +37,9 @@ extension ProbeKind {
 
 /// Every kind reachd probes: registering a kind is one line here.
 public enum ProbeKinds {
-    public static let all: [any ProbeKind.Type] = [HostProbe.self, TCPProbe.self, WebProbe.self, ICMPProbe.self]
+    public static let all: [any ProbeKind.Type] = [
+        HostProbe.self, TCPProbe.self, WebProbe.self, ICMPProbe.self, DNSProbe.self,
+    ]
 
     /// The kind that takes `scheme`.
     static func kind(for scheme: TargetURL.Scheme) -> (any ProbeKind.Type)? {

@@ -13,6 +13,9 @@ final class AresChannel {
     private(set) var sockets: [ares_socket_t: (read: Bool, write: Bool)] = [:]
     /// Queries started and not yet called back; a retired channel is destroyed when this is 0.
     var outstanding = 0
+    /// How a one-server channel makes its sockets, and the errno its last failed socket call set
+    /// (`reachd_ares_own_sockets`); `nil` for a resolver channel.
+    private var ownSockets: UnsafeMutablePointer<reachd_ares_sockets>?
 
     /// Reads the resolver configuration into a new channel whose queries leave through `way`
     /// (`ares_set_local_dev` binds its sockets to a pinned interface, which must exist, and
@@ -56,9 +59,22 @@ final class AresChannel {
     }
 
     /// A channel that asks one nameserver only, once, with no search list and no retries: the
-    /// nameserver check (`--dns-check`). Answers with SERVFAIL or REFUSED come back as such
-    /// (`ARES_FLAG_NOCHECKRESP`) instead of being taken for "try the next server".
-    init(server: IPAddress, port: UInt16?, timeout: Duration) throws(ResolverError) {
+    /// nameserver check (`--dns-check`) and `dns://` targets. Answers with SERVFAIL or REFUSED
+    /// come back as such (`ARES_FLAG_NOCHECKRESP`) instead of being taken for "try the next
+    /// server"; the errno of a failed socket call is kept (`lastSocketError`).
+    ///
+    /// - Parameters:
+    ///   - way: the way out (a pinned `dns://` target binds as the resolver does).
+    ///   - hearsRouterErrors: a router's destination unreachable ends a query at once
+    ///     (`IP_RECVERR`; a `dns://` target's `host-unreachable`); otherwise the kernel drops it
+    ///     for UDP and the query times out, as the nameserver check has always judged it.
+    init(
+        server: IPAddress, port: UInt16?, timeout: Duration, way: ResolverWay = ResolverWay(),
+        hearsRouterErrors: Bool = false
+    ) throws(ResolverError) {
+        if let interface = way.egress.interface, if_nametoindex(interface) == 0 {
+            throw ResolverError("cannot ask \(server) via \(interface): no such interface")
+        }
         var options = ares_options()
         var mask = ARES_OPT_SOCK_STATE_CB | ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES | ARES_OPT_FLAGS
         options.sock_state_cb = Self.socketStateCallback
@@ -81,7 +97,32 @@ final class AresChannel {
             throw ResolverError("cannot ask \(server): \(String(cString: reachd_ares_strerror(status)))")
         }
         channel = created
+        // c-ares binds none of the sockets it does not make itself: the device and sources go here.
+        var sockets = reachd_ares_sockets()
+        sockets.hear_router_errors = hearsRouterErrors ? 1 : 0
+        if let interface = way.egress.interface {
+            withUnsafeMutableBytes(of: &sockets.device) { device in
+                device.copyBytes(from: interface.utf8.prefix(device.count - 1))
+            }
+        }
+        if let source = way.ipv4Source {
+            sockets.has_source4 = 1
+            withUnsafeMutableBytes(of: &sockets.source4) { $0.copyBytes(from: source.bytes) }
+        }
+        if let source = way.ipv6Source {
+            sockets.has_source6 = 1
+            withUnsafeMutableBytes(of: &sockets.source6) { $0.copyBytes(from: source.bytes) }
+        }
+        let owned = UnsafeMutablePointer<reachd_ares_sockets>.allocate(capacity: 1)
+        owned.initialize(to: sockets)
+        ownSockets = owned
+        reachd_ares_own_sockets(created, owned)
     }
+
+    /// The errno of the channel's last failed socket call (0: none yet), for a query c-ares
+    /// ended with `ARES_ECONNREFUSED`: ECONNREFUSED (an ICMP port unreachable), EHOSTUNREACH or
+    /// ENETUNREACH (a router's destination unreachable), or another.
+    var lastSocketError: Int32 { ownSockets?.pointee.last_errno ?? 0 }
 
     /// Makes `server` the channel's one nameserver, as an address rather than text: c-ares
     /// 1.18's text form refuses an IPv6 address in brackets without a port (`[2001:db8::1]`), and
@@ -129,6 +170,7 @@ final class AresChannel {
 
     deinit {
         destroy()
+        ownSockets?.deallocate()
     }
 
     /// Destroys the channel: c-ares calls every pending query back with `ARES_EDESTRUCTION` first.
@@ -174,12 +216,12 @@ final class AresChannel {
         return .seconds(next.pointee.tv_sec) + .microseconds(next.pointee.tv_usec)
     }
 
-    /// Starts `ares_query` for the A record of `name`, exactly as given; `context` comes back to
-    /// `callback` retained.
-    func queryA(_ name: String, context: UnsafeMutableRawPointer, callback: ares_callback) {
+    /// Starts `ares_query` for the records of `type` (1: A) of `name`, exactly as given; `context`
+    /// comes back to `callback` retained.
+    func query(_ name: String, type: UInt16, context: UnsafeMutableRawPointer, callback: ares_callback) {
         guard let channel else { return }
         outstanding += 1
-        reachd_ares_query(channel, name, 1 /* C_IN */, 1 /* T_A */, callback, context)
+        reachd_ares_query(channel, name, 1 /* C_IN */, Int32(type), callback, context)
     }
 
     /// Starts `ares_getaddrinfo` for one family (A or AAAA) or, `nil`, both; `context` comes back

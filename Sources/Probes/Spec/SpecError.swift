@@ -40,6 +40,9 @@ public struct SpecError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidPath
         /// The expected response is longer than the engine keeps of a body.
         case responseTooLong
+        /// A kind's own rule about the rest of its URL (`dns://`: SERVER, NAME, `type`,
+        /// `expect`), in the kind's words.
+        case kindRule(String)
     }
 
     public var subject: Subject
@@ -82,6 +85,7 @@ public struct SpecError: Error, Sendable, Equatable, CustomStringConvertible {
         case .credentials: "credentials in the URL would be published in /status"
         case .invalidPath: "the path has spaces or control characters, or is not a valid URL path"
         case .responseTooLong: "longer than \(ProbeLimits.maximumExpectedBody) bytes"
+        case .kindRule(let words): words
         }
     }
 }

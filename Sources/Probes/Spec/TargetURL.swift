@@ -17,9 +17,10 @@ public struct TargetURL: Sendable, Hashable, CustomStringConvertible {
     public let host: String
     /// Set when `host` is an IP literal: it needs no DNS.
     public let literal: IPAddress?
-    /// The port to connect to (`http` 80 and `https` 443 when not written); `nil` for `host://`.
+    /// The port to connect to (`http` 80, `https` 443, `dns` 53 when not written); `nil` for `host://`.
     public let port: UInt16?
-    /// The request target for `http`/`https` (`/` when not written, query included); empty otherwise.
+    /// The request target for `http`/`https` (`/` when not written, query included), the query
+    /// for `dns` (`/NAME?type=MX`); empty otherwise.
     public let path: String
     /// The URL as the operator wrote it: what the status document shows.
     public let text: String

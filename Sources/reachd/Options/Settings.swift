@@ -157,7 +157,7 @@ enum Settings {
     /// (`MonitoringOptions.probeConfiguration()`).
     static let targets = Setting<[TargetSpec]>(
         "target", environment: "REACHD_TARGETS",
-        "A host whose reachability is probed and reported, as NAME=URL (or NAME@IFACE=URL, probed through that interface only) with URL host://HOST, tcp://HOST:PORT, http://HOST[:PORT]/PATH, https://HOST[:PORT]/PATH or icmp://HOST; repeatable; the variable takes the specs separated by spaces",
+        "A host whose reachability is probed and reported, as NAME=URL (or NAME@IFACE=URL, probed through that interface only) with URL host://HOST, tcp://HOST:PORT, http://HOST[:PORT]/PATH, https://HOST[:PORT]/PATH, icmp://HOST or dns://SERVER[:PORT]/NAME[?type=T][&expect=V]; repeatable; the variable takes the specs separated by spaces",
         default: ProbeConfiguration().targets, invalid: "must be NAME=URL",
         reasoning: { text throws(InvalidValue) in
             do {
