@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import Logging
 import Probes
 import Reachable
@@ -113,6 +114,7 @@ extension MonitoringOptions {
                 "\(Settings.perUplink.source(flagGiven: perUplink)) needs --connectivity-url (env: REACHD_CONNECTIVITY_URL): "
                     + "each uplink is checked against that URL")
         }
+        configuration.proxies = try proxyChoice()
         let dnsName = try Settings.dnsCheck.resolve(dnsCheck)
         configuration.dnsCheck = dnsName.isEmpty ? nil : dnsName
         configuration.dnsInterval = .seconds(try Settings.dnsInterval.resolve(dnsInterval))
@@ -137,6 +139,21 @@ extension MonitoringOptions {
     private func resolvedTargetsFile(after flagTargets: [TargetSpec]) throws -> TargetsFile? {
         let path = try Settings.targetsFile.resolve(targetsFile)
         return path.isEmpty ? nil : TargetsFile(path: path, flagTargets: flagTargets)
+    }
+
+    /// `--proxy` (or `REACHD_PROXY`), else curl's variables. A refusal names the option or the
+    /// variable and never quotes the URL: it may hold a password.
+    private func proxyChoice() throws -> ProxyChoice {
+        let text = try Settings.proxy.resolve(proxy)
+        do {
+            return try ProxyChoice.resolve(
+                option: text.isEmpty ? nil : text, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            guard let variable = error.source else {
+                throw ValidationError("\(Settings.proxy.source(flagGiven: proxy != nil)): \(error.problem)")
+            }
+            throw ValidationError("\(variable): \(error.problem) (--proxy none ignores the environment's proxy)")
+        }
     }
 
     /// `nil` (connectivity `disabled`) without a URL; a response without one is refused, since
