@@ -114,7 +114,7 @@ extension MonitoringOptions {
                 "\(Settings.perUplink.source(flagGiven: perUplink)) needs --connectivity-url (env: REACHD_CONNECTIVITY_URL): "
                     + "each uplink is checked against that URL")
         }
-        configuration.proxies = try proxyChoice()
+        configuration.proxies = try proxyChoice(for: configuration)
         let dnsName = try Settings.dnsCheck.resolve(dnsCheck)
         configuration.dnsCheck = dnsName.isEmpty ? nil : dnsName
         configuration.dnsInterval = .seconds(try Settings.dnsInterval.resolve(dnsInterval))
@@ -142,9 +142,14 @@ extension MonitoringOptions {
     }
 
     /// `--proxy` (or `REACHD_PROXY`), else curl's variables. A refusal names the option or the
-    /// variable and never quotes the URL: it may hold a password.
-    private func proxyChoice() throws -> ProxyChoice {
+    /// variable and never quotes the URL: it may hold a password. The variables are read only when
+    /// some check could go through a proxy: a reachd without one starts whatever they say.
+    private func proxyChoice(for configuration: ProbeConfiguration) throws -> ProxyChoice {
         let text = try Settings.proxy.resolve(proxy)
+        let mayUseProxy =
+            configuration.connectivity != nil || configuration.targetsFile != nil
+            || configuration.targets.contains { $0.url.kind.takesProxy }
+        if text.isEmpty, !mayUseProxy { return .never }
         do {
             return try ProxyChoice.resolve(
                 option: text.isEmpty ? nil : text, environment: ProcessInfo.processInfo.environment)
