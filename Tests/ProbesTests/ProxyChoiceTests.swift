@@ -124,6 +124,27 @@ import Testing
         }
     }
 
+    @Test func theOptionNeedsItsSchemeWhereAVariableMayLeaveItOut() throws {
+        for option in ["garbage", "proxy.test:3128", "198.18.0.1"] {
+            #expect(throws: ProxyChoiceError.self, "\(option)") {
+                try ProxyChoice.resolve(option: option, environment: [:])
+            }
+            let variable = try ProxyChoice.resolve(option: nil, environment: ["http_proxy": option])
+            #expect(variable.proxy(for: try Self.url("http://api.test/")) != nil, "\(option)")
+        }
+    }
+
+    @Test(arguments: [
+        ("http://user:s3cret@proxy.test:3128", "http://***@proxy.test:3128"),
+        ("user:s3cret@proxy.test:3128", "***@proxy.test:3128"),
+        ("http://us@er:s3c@ret@proxy.test", "http://***@proxy.test"),
+        ("http://proxy.test:99999", "http://proxy.test:99999"),
+    ])
+    func aQuotedProxyURLLeavesItsCredentialsOut(_ text: String, _ shown: String) {
+        #expect(ProxyURL.redacted(text) == shown)
+        #expect(ProxyChoiceError(source: "http_proxy", text: text, problem: .invalidPort).description.contains(shown))
+    }
+
     @Test func onlyUnpinnedWebChecksTakeAProxy() throws {
         let choice = try ProxyChoice.resolve(option: "http://198.18.0.1:3128", environment: [:])
         for url in ["tcp://api.test:443", "host://api.test", "icmp://api.test"] {
@@ -180,7 +201,10 @@ import Testing
 
     @Test func aRefusedVariableIsNamedAndItsPasswordNeverQuoted() {
         let environment = ["https_proxy": "socks5://user:s3cret@198.18.0.1:1080"]
-        #expect(throws: ProxyChoiceError(source: "https_proxy", problem: .unsupportedScheme)) {
+        #expect(
+            throws: ProxyChoiceError(
+                source: "https_proxy", text: "socks5://***@198.18.0.1:1080", problem: .unsupportedScheme)
+        ) {
             try ProxyChoice.resolve(option: nil, environment: environment)
         }
         do {

@@ -223,7 +223,7 @@ def test_proxy_none_ignores_the_environment_and_reachd_proxy_overrides_it(proxie
     ignored, chosen = (
         proxied.reachd(*target_args({"web": f"http://db.test:{proxied.web.port}/"}), "--proxy", "none", env=dead),
         proxied.reachd(*target_args({"web": f"http://db.test:{proxied.web.port}/"}),
-                       env={**dead, "no_proxy": "*", "REACHD_PROXY": f"[{w.gateway_ip6}]:{proxy.port}"}))
+                       env={**dead, "no_proxy": "*", "REACHD_PROXY": f"http://[{w.gateway_ip6}]:{proxy.port}"}))
     target = wait_target(ignored, "web", is_state("unreachable", "dns"), 20)
     assert target["proxy"] is None, target
     target = wait_target(chosen, "web", is_state("reachable"), 20)
@@ -331,19 +331,24 @@ def _refused(args: list[str], env: dict) -> subprocess.CompletedProcess:
     f"http://{USER}:{PASSWORD}@proxy.test:99999", f"socks5://{USER}:{PASSWORD}@proxy.test:1080",
     f"https://{USER}:{PASSWORD}@proxy.test:3128", "http://", "http://proxy test:3128", "http://2001:db8::1:3128",
     f"http://{USER}:{PASSWORD}@proxy.test:3128/path", f"http://{USER}:%zz{PASSWORD}@proxy.test:3128",
+    # The option wants its scheme (a stray word is no proxy); a variable may leave it out, as curl's.
+    "garbage", f"{USER}:{PASSWORD}@proxy.test:3128",
 ])
 def test_a_bad_proxy_option_is_refused_naming_it(value):
     result = _refused(["--proxy", value], {})
-    assert "--proxy" in result.stderr, result.stderr
+    assert "--proxy " in result.stderr, result.stderr
+    assert result.returncode == 64, result.returncode
     result = _refused([], {"REACHD_PROXY": value})
-    assert "REACHD_PROXY" in result.stderr, result.stderr
+    assert "REACHD_PROXY=" in result.stderr, result.stderr
+    if "@" in value:
+        assert "***@" in result.stderr, result.stderr
 
 
 @pytest.mark.parametrize("variable", ["http_proxy", "HTTPS_PROXY", "all_proxy"])
 def test_a_bad_proxy_variable_is_refused_naming_it_unless_unused(variable):
     value = f"socks5://{USER}:{PASSWORD}@proxy.test:1080"
     result = _refused([], {variable: value})
-    assert variable in result.stderr, result.stderr
+    assert f"{variable}=socks5://***@proxy.test:1080 is invalid" in result.stderr, result.stderr
     # --proxy none ignores the environment, and a reachd with no check a proxy could carry never
     # reads it: the same variable is then no reason to refuse.
     _starts(["--proxy", "none", "--target", "web=http://api.test/"], {variable: value})

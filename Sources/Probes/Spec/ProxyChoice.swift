@@ -36,9 +36,9 @@ public enum ProxyChoice: Sendable, Hashable {
     ) throws(ProxyChoiceError) -> ProxyChoice {
         guard let option else { return .environment(try ProxyEnvironment.read(environment)) }
         if option.trimmed.lowercased() == "none" { return .never }
-        switch ProxyURL.parse(option) {
+        switch ProxyURL.parse(option, schemeRequired: true) {
         case .success(let proxy): return .always(proxy)
-        case .failure(let problem): throw ProxyChoiceError(source: nil, problem: problem)
+        case .failure(let problem): throw ProxyChoiceError(source: nil, text: option, problem: problem)
         }
     }
 }
@@ -67,7 +67,7 @@ public struct ProxyEnvironment: Sendable, Hashable {
             guard let (variable, text) = value(name, in: environment) else { return nil }
             switch ProxyURL.parse(text) {
             case .success(let proxy): return proxy
-            case .failure(let problem): throw ProxyChoiceError(source: variable, problem: problem)
+            case .failure(let problem): throw ProxyChoiceError(source: variable, text: text, problem: problem)
             }
         }
         return ProxyEnvironment(
@@ -96,14 +96,17 @@ public struct ProxyEnvironment: Sendable, Hashable {
 public struct ProxyChoiceError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The environment variable that held it (`https_proxy`), or `nil` for `--proxy`.
     public var source: String?
+    /// The URL as given, its credentials written `***` (`ProxyURL.redacted`).
+    public var shownText: String
     public var problem: ProxyURL.Problem
 
-    public init(source: String?, problem: ProxyURL.Problem) {
+    public init(source: String?, text: String, problem: ProxyURL.Problem) {
         self.source = source
+        shownText = ProxyURL.redacted(text)
         self.problem = problem
     }
 
     public var description: String {
-        source.map { "\($0): \(problem)" } ?? problem.description
+        "\(source.map { "\($0)=" } ?? "")\(shownText): \(problem)"
     }
 }

@@ -78,13 +78,17 @@ public final class ProxyURL: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Parses `http://[USER[:PASSWORD]@]HOST[:PORT][/]`, or the same without `http://` (as curl
-    /// reads `http_proxy=proxy:3128`).
-    public static func parse(_ text: String) -> Result<ProxyURL, Problem> {
+    /// Parses `http://[USER[:PASSWORD]@]HOST[:PORT][/]`.
+    ///
+    /// - Parameter schemeRequired: `false` takes the same without `http://`, as curl reads
+    ///   `http_proxy=proxy:3128`; `--proxy` asks for it, so a stray word is no proxy.
+    public static func parse(_ text: String, schemeRequired: Bool = false) -> Result<ProxyURL, Problem> {
         var rest = Substring(text.trimmed)
         if let range = rest.firstRange(of: "://") {
             guard rest[..<range.lowerBound].lowercased() == "http" else { return .failure(.unsupportedScheme) }
             rest = rest[range.upperBound...]
+        } else if schemeRequired {
+            return .failure(.unsupportedScheme)
         }
         if rest.hasSuffix("/") { rest = rest.dropLast() }
         guard !rest.contains("/"), !rest.contains("?"), !rest.contains("#") else { return .failure(.unexpectedPath) }
@@ -123,6 +127,15 @@ public final class ProxyURL: Sendable, Hashable, CustomStringConvertible {
         }
         return .success(
             ProxyURL(host: String(host), literal: literal, port: port, username: username, password: password))
+    }
+
+    /// `text` with whatever precedes its last `@` after the scheme written `***`: a proxy URL as a
+    /// message may quote it (`http://***@proxy:3128`), the credentials left out.
+    public static func redacted(_ text: String) -> String {
+        guard let at = text.lastIndex(of: "@") else { return text }
+        let start = text.firstRange(of: "://")?.upperBound ?? text.startIndex
+        guard start <= at else { return "***" + text[text.index(after: at)...] }
+        return text[..<start] + "***" + text[at...]
     }
 
     /// `%XX` decoded; `nil` for a `%` without two hex digits.

@@ -154,10 +154,17 @@ extension MonitoringOptions {
             return try ProxyChoice.resolve(
                 option: text.isEmpty ? nil : text, environment: ProcessInfo.processInfo.environment)
         } catch {
+            // As every refused option reads (`Setting.value`), the credentials written `***`.
             guard let variable = error.source else {
-                throw ValidationError("\(Settings.proxy.source(flagGiven: proxy != nil)): \(error.problem)")
+                let flag = "--\(Settings.proxy.flag)"
+                throw ValidationError(
+                    proxy != nil
+                        ? "\(flag) \(error.shownText): \(error.problem)"
+                        : "\(Settings.proxy.environment)=\(error.shownText) is invalid for \(flag): \(error.problem)")
             }
-            throw ValidationError("\(variable): \(error.problem) (--proxy none ignores the environment's proxy)")
+            throw ValidationError(
+                "\(variable)=\(error.shownText) is invalid: \(error.problem) (--proxy none ignores the environment's proxy)"
+            )
         }
     }
 

@@ -281,7 +281,7 @@ enum Settings {
     /// refusal here would quote the value, and a proxy URL may hold a password.
     static let proxy = Setting<String>(
         "proxy",
-        "The HTTP proxy every http:// and https:// check goes through, as http://[USER:PASSWORD@]HOST[:PORT] (port 1080 when not given; no_proxy ignored), or none to ignore http_proxy, https_proxy, all_proxy and no_proxy, which apply otherwise; never for --per-uplink checks or targets pinned with @IFACE",
+        "The HTTP proxy every http:// and https:// check goes through, as http://[USER:PASSWORD@]HOST[:PORT] (port 1080 when not given; no_proxy ignored), or none to ignore http_proxy, https_proxy, all_proxy and no_proxy, which apply otherwise; never for the per-uplink checks or targets pinned to an interface",
         default: "", defaultText: "the environment's", invalid: "must be none or http://[USER:PASSWORD@]HOST[:PORT]",
         parse: { $0 }
     )
