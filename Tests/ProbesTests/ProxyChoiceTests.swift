@@ -145,6 +145,18 @@ import Testing
         #expect(ProxyChoiceError(source: "http_proxy", text: text, problem: .invalidPort).description.contains(shown))
     }
 
+    @Test func theChoiceReadsWithoutCredentials() throws {
+        #expect("\(try ProxyChoice.resolve(option: "none", environment: [:]))" == "none")
+        #expect("\(try ProxyChoice.resolve(option: nil, environment: [:]))" == "none")
+        #expect(
+            "\(try ProxyChoice.resolve(option: "http://u:pw@198.18.0.1", environment: [:]))" == "http://198.18.0.1:1080"
+        )
+        let environment = ["HTTPS_PROXY": "u:pw@proxy.test:3128", "all_proxy": "http://all.test:1", "no_proxy": ".svc"]
+        #expect(
+            "\(try ProxyChoice.resolve(option: nil, environment: environment))"
+                == "https=http://proxy.test:3128 all=http://all.test:1 no_proxy")
+    }
+
     @Test func onlyUnpinnedWebChecksTakeAProxy() throws {
         let choice = try ProxyChoice.resolve(option: "http://198.18.0.1:3128", environment: [:])
         for url in ["tcp://api.test:443", "host://api.test", "icmp://api.test"] {

@@ -285,6 +285,9 @@ def test_proxy_credentials_right_missing_and_wrong(proxied):
         stop_reachd_keeping_log(server)
         log = server.output()
         assert PASSWORD not in log and WRONG not in log, "the log shows a password"
+        # The start-up line names the proxy the checks take (without its credentials).
+        listening = next(line for line in log.splitlines() if "reachd listening" in line)
+        assert f"http={shown(w.gateway_ip, proxy.port)}" in listening, listening
 
 
 def stop_reachd_keeping_log(server) -> None:

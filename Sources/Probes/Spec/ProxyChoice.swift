@@ -43,6 +43,22 @@ public enum ProxyChoice: Sendable, Hashable {
     }
 }
 
+extension ProxyChoice: CustomStringConvertible {
+    /// How the start-up log names it, without credentials: `none`, `http://198.18.0.1:3128`, or
+    /// the environment's, `http=http://proxy:3128 https=http://proxy:3128 no_proxy` (no_proxy: set).
+    public var description: String {
+        switch self {
+        case .never: return "none"
+        case .always(let proxy): return proxy.shown
+        case .environment(let environment):
+            let named = [("http", environment.http), ("https", environment.https), ("all", environment.all)]
+                .compactMap { name, proxy in proxy.map { "\(name)=\($0.shown)" } }
+            guard !named.isEmpty else { return "none" }
+            return (named + (environment.exceptions == .none ? [] : ["no_proxy"])).joined(separator: " ")
+        }
+    }
+}
+
 /// curl's proxy variables as reachd reads them: `http_proxy`/`HTTP_PROXY` for `http://`,
 /// `https_proxy`/`HTTPS_PROXY` for `https://`, `all_proxy`/`ALL_PROXY` for either when that is
 /// unset, `no_proxy`/`NO_PROXY` for exceptions; lowercase wins, an empty variable is unset.
