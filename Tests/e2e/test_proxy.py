@@ -174,8 +174,8 @@ def test_a_name_only_the_proxy_resolves_reads_reachable_through_it(proxied):
         assert target["interface"] == w.link, target
         assert target["ipv4"]["address"] == w.gateway_ip and target["ipv6"] is None, target
     # The origin got the request through the proxy.
-    assert any(headers.get("via", "").endswith("tinyproxy/1.11.1)") or "tinyproxy" in headers.get("via", "")
-               for _, path, headers in proxied.web.requests if path == "/health"), proxied.web.requests
+    assert any("tinyproxy" in headers.get("via", "") for _, path, headers in proxied.web.requests
+               if path == "/health"), proxied.web.requests
     # tcp:// never takes a proxy.
     raw = wait_target(server, "raw", is_state("reachable"), 10)
     assert raw["proxy"] is None and raw["addresses"] == [w.db_ip], raw

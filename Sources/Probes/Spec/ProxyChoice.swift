@@ -30,7 +30,8 @@ public enum ProxyChoice: Sendable, Hashable {
     /// - Parameters:
     ///   - option: `--proxy` (or `REACHD_PROXY`) as given; `nil` when not set.
     ///   - environment: the process's environment.
-    /// - Throws: the refused URL's problem, naming where it came from (never quoting it).
+    /// - Throws: the refused URL's problem, naming where it came from (quoting it with its
+    ///   credentials written `***`).
     public static func resolve(
         option: String?, environment: [String: String]
     ) throws(ProxyChoiceError) -> ProxyChoice {
