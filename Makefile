@@ -14,8 +14,9 @@ DEB_BUILD := libmicrohttpd-dev libmnl-dev libcurl4-openssl-dev libc-ares-dev lib
 # debootstrap for the runtime image built without Docker (check-image), shellcheck for the
 # workflow's run: steps (actionlint calls it), systemd for systemd-analyze (the packaging check
 # verifies the unit `make install` installs), iputils-ping for the icmp:// tests (the world's
-# check, and another process pinging beside reachd).
-DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap shellcheck systemd iputils-ping
+# check, and another process pinging beside reachd), tinyproxy for the proxy tests (a real HTTP
+# proxy the test starts with its own config).
+DEB_TEST := iproute2 curl python3 python3-venv dnsmasq-base openssl chromium chromium-driver prometheus gcc debootstrap shellcheck systemd iputils-ping tinyproxy
 # What `make check`'s tests start on loopback: a DNS server and a TLS server (no root needed).
 DEB_CHECK := dnsmasq-base openssl
 # The image the Kubernetes manifests name: reachd:VERSION, VERSION as `reachd --version` says.

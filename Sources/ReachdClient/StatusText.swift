@@ -91,13 +91,16 @@ package enum StatusText {
     /// `… unreachable (no-route) [198.18.1.10] since …`; with each family once they are known, the
     /// address it probed and its interface: `… reachable degraded via eth0 [198.18.1.10,
     /// 2001:db8::10] since …; ipv4 reachable 198.18.1.10 via eth0, ipv6 unreachable (timeout)
-    /// 2001:db8::10 via eth0`. A pinned target is named as it was given: `db@wan1`.
+    /// 2001:db8::10 via eth0`. A pinned target is named as it was given: `db@wan1`; one probed
+    /// through a proxy says so before the proxy's interface and addresses: `… reachable through
+    /// http://198.18.0.1:3128 via eth0 [198.18.0.1] …`.
     package static func line(_ target: TargetStatus) -> String {
         var parts = [
             "  target", target.via.map { "\(target.name)@\($0)" } ?? target.name, target.url,
             stateText(target.state.rawValue, target.reason, target.detail),
         ]
         if target.degraded { parts.append("degraded") }
+        if let proxy = target.proxy { parts.append("through \(proxy)") }
         if let interface = target.interface { parts.append("via \(interface)") }
         if !target.addresses.isEmpty { parts.append(addressList(target.addresses)) }
         parts.append(sinceText(target.since))
@@ -115,11 +118,13 @@ package enum StatusText {
     }
 
     /// `  connectivity full http://check.example/generate_204 since …`, or `… limited (timeout)
-    /// …`; with each family once checked: `…; ipv4 full, ipv6 limited (timeout)`.
+    /// …`; with each family once checked: `…; ipv4 full, ipv6 limited (timeout)`; through a proxy
+    /// `… http://check.example/generate_204 through http://198.18.0.1:3128 since …`.
     package static func line(_ connectivity: ConnectivityStatus) -> String {
         var parts = ["  connectivity", stateText(connectivity.state.rawValue, connectivity.reason)]
         if connectivity.degraded { parts.append("degraded") }
         if let url = connectivity.url { parts.append(url) }
+        if let proxy = connectivity.proxy { parts.append("through \(proxy)") }
         parts.append(sinceText(connectivity.since))
         let families = AddressFamily.allCases.compactMap { family in
             connectivity[family].map { familyText(family, $0) }

@@ -61,6 +61,8 @@ extension ServeOptions {
                 "targetsFile": probes.targetsFile.map { .string($0.path) } ?? LogFields.null,
                 "connectivity": probes.connectivity.map { .string($0.url.text) } ?? LogFields.null,
                 "dnsCheck": probes.dnsCheck.map { .string($0) } ?? LogFields.null,
+                // Which proxy the http(s):// checks take, never with its credentials.
+                "proxy": "\(probes.proxies)",
                 // Whether the web config took: HTTPS only, and how many basic_auth_users.
                 "tls": "\(server.security?.servesTLS == true ? "on" : "off")",
                 "users": .stringConvertible(server.security?.config.users.count ?? 0),

@@ -298,7 +298,9 @@ struct ServerMetricsTests {
         let metrics = ServerMetrics()
         metrics.update(Self.document(targets: [TargetStatus(name: "db", url: "tcp://db.test:1", since: Self.since)]))
         var text = render(metrics)
-        let reasons = ["dns", "no-route", "timeout", "refused", "host-unreachable", "http-status", "tls", "error"]
+        let reasons = [
+            "dns", "no-route", "timeout", "refused", "host-unreachable", "http-status", "tls", "proxy", "error",
+        ]
         for reason in reasons {
             #expect(
                 text["reachd_target_probe_failures_total", [("target", "db"), ("reason", reason)]] == 0, "\(reason)")

@@ -33,7 +33,7 @@ import Testing
             + #""transport":{"wifi":false,"cellular":false,"ethernet":true,"other":false},"isDataMetered":false,"#
             + #""interfaces":[{"name":"eth0","index":2,"transport":"ethernet","kind":"veth","operState":"up","#
             + #""isDefaultRoute":true,"addresses":["198.18.0.2/24","fe80::1/64"],"connectivity":null}],"targets":[],"#
-            + #""connectivity":{"state":"disabled","url":null,"reason":null,"since":"2026-11-21T22:00:00.250Z","#
+            + #""connectivity":{"state":"disabled","url":null,"proxy":null,"reason":null,"since":"2026-11-21T22:00:00.250Z","#
             + #""ipv4":null,"ipv6":null,"degraded":false},"#
             + #""dns":{"state":"disabled","name":null,"reason":null,"since":"2026-11-21T22:00:00.250Z","servers":[]},"#
             + #""targetsFile":null,"sequence":7,"changedAt":"2026-11-21T22:00:00.250Z","stateSince":"2026-11-21T22:00:00.250Z"}"#
@@ -48,6 +48,10 @@ import Testing
                 TargetStatus(name: "t-\($0.rawValue)", url: "tcp://db.test:5432", state: $0, since: since)
             }
             + [TargetStatus(name: "pinned", url: "tcp://db.test:5432", via: "wan1", since: since)]
+            + [
+                TargetStatus(
+                    name: "proxied", url: "https://api.test/", proxy: "http://[2001:db8::3]:3128", since: since)
+            ]
             + ProbeFailureReason.allCases.map {
                 TargetStatus(
                     name: "r-\($0.rawValue)", url: "https://[2001:db8::1]/x?q=\"", state: .unreachable, reason: $0,
@@ -56,17 +60,25 @@ import Testing
         for state in ConnectivityStatus.State.allCases {
             status.connectivity = ConnectivityStatus(
                 state: state, url: state == .disabled ? nil : "http://check.test/generate_204",
-                reason: state == .limited ? .timeout : nil, since: since)
+                proxy: state == .disabled ? nil : "http://198.18.0.1:3128", reason: state == .limited ? .proxy : nil,
+                since: since)
             let decoded = try ReachabilityStatus(jsonBytes: status.jsonBytes())
             #expect(decoded == status)
         }
         let text = Self.text(status)
         #expect(text.contains(#""reason":"no-route""#))
-        #expect(text.contains(#"{"name":"pinned","url":"tcp://db.test:5432","via":"wan1","state":"unknown","#))
+        #expect(
+            text.contains(#"{"name":"pinned","url":"tcp://db.test:5432","via":"wan1","proxy":null,"state":"unknown","#))
+        #expect(
+            text.contains(
+                #"{"name":"proxied","url":"https://api.test/","via":null,"proxy":"http://[2001:db8::3]:3128","#))
+        #expect(text.contains(#""url":"http://check.test/generate_204","proxy":"http://198.18.0.1:3128","#))
+        #expect(text.contains(#""reason":"proxy""#))
         #expect(text.contains(#""reason":"http-status""#))
         #expect(
             text.contains(
-                #"{"name":"t-unknown","url":"tcp://db.test:5432","via":null,"state":"unknown","reason":null,"#))
+                #"{"name":"t-unknown","url":"tcp://db.test:5432","via":null,"proxy":null,"state":"unknown","#
+                    + #""reason":null,"#))
         #expect(
             text.contains(
                 #""addresses":[],"interface":null,"since":"2026-11-21T22:00:00.250Z","ipv4":null,"ipv6":null,"#
@@ -234,7 +246,7 @@ import Testing
         let text = Self.text(status)
         #expect(
             text.contains(
-                #""connectivity":{"state":"limited","url":"http://check.test/generate_204","reason":"timeout","#
+                #""connectivity":{"state":"limited","url":"http://check.test/generate_204","proxy":null,"reason":"timeout","#
                     + #""since":"2026-11-21T22:00:00.250Z","ipv4":{"state":"limited","reason":"timeout","#
                     + #""detail":"no answer"},"ipv6":null,"degraded":false}}],"targets""#), "\(text)")
         #expect(try ReachabilityStatus(jsonBytes: text.utf8) == status)

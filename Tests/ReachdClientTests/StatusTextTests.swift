@@ -183,6 +183,27 @@ struct StatusTextFamilyTests {
         #expect(StatusText.targetsSummary([gateway]) == "targets 1/1 reachable (gw degraded: ipv4 loss mtu)")
     }
 
+    @Test func aCheckThroughAProxyNamesIt() {
+        let target = TargetStatus(
+            name: "api", url: "https://api.test/", proxy: "http://198.18.0.1:3128", state: .unreachable,
+            reason: .proxy, detail: "proxy answered 403 to CONNECT api.test:443", addresses: ["198.18.0.1"],
+            interface: "eth0", since: Self.since,
+            ipv4: TargetFamilyStatus(
+                state: .unreachable, reason: .proxy, detail: "proxy answered 403 to CONNECT api.test:443",
+                address: "198.18.0.1", interface: "eth0"))
+        #expect(
+            StatusText.line(target)
+                == "  target api https://api.test/ unreachable (proxy: proxy answered 403 to CONNECT api.test:443) "
+                + "through http://198.18.0.1:3128 via eth0 [198.18.0.1] since 2026-11-18T11:06:40.000Z; "
+                + "ipv4 unreachable (proxy: proxy answered 403 to CONNECT api.test:443) 198.18.0.1 via eth0")
+        let check = ConnectivityStatus(
+            state: .full, url: "http://check.test/generate_204", proxy: "http://[2001:db8::3]:3128", since: Self.since)
+        #expect(
+            StatusText.line(check)
+                == "  connectivity full http://check.test/generate_204 through http://[2001:db8::3]:3128 "
+                + "since 2026-11-18T11:06:40.000Z")
+    }
+
     @Test func connectivityShowsEachFamilyAndDegraded() {
         let check = ConnectivityStatus(
             state: .full, url: "http://check.test/generate_204", since: Self.since,

@@ -290,6 +290,7 @@ OPTIONS = {
     "connectivity-interval": ("REACHD_CONNECTIVITY_INTERVAL", "300"),
     "connectivity-timeout": ("REACHD_CONNECTIVITY_TIMEOUT", "5"),
     "target-successes": ("REACHD_TARGET_SUCCESSES", "1"),
+    "proxy": ("REACHD_PROXY", "the environment's"),
     "dns-check": ("REACHD_DNS_CHECK", "none"),
     "dns-interval": ("REACHD_DNS_INTERVAL", "10"),
     "dns-timeout": ("REACHD_DNS_TIMEOUT", "2"),

@@ -17,7 +17,7 @@ from world import (GARBAGE, HANG, NO_CONTENT, NOT_FOUND, OK, PORTAL_LOGIN, UNAVA
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(90)]  # a hang fails with its stack
 
 STATES = ("disabled", "unknown", "none", "limited", "portal", "full")
-LIMITED_REASONS = ("dns", "timeout", "refused", "host-unreachable", "tls", "error", "http-status")
+LIMITED_REASONS = ("dns", "timeout", "refused", "host-unreachable", "tls", "proxy", "error", "http-status")
 EXPECTED_TEXT = "reachd-online"
 
 

@@ -148,7 +148,7 @@ def test_a_target_has_its_series_from_the_start_and_every_part_of_the_document_i
     wait_until(lambda: http(server.port, "GET", "/status").json()["targets"][0]["state"] == "unreachable", 10)
     status = http(server.port, "GET", "/status").json()
     text = metrics_text(server.port)
-    for reason in ("dns", "no-route", "timeout", "refused", "http-status", "tls", "error"):
+    for reason in ("dns", "no-route", "timeout", "refused", "http-status", "tls", "proxy", "error"):
         assert value(text, "reachd_target_probe_failures_total", target="self", reason=reason) is not None, reason
     assert value(text, "reachd_target_up", target="self") == 0
     # unknown → unreachable: one change of state.

@@ -22,7 +22,7 @@ from world import (CLOSE, GARBAGE, HANG, NO_CONTENT, NOT_FOUND, OK, UNAVAILABLE,
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(90)]  # a hang fails with its stack
 
 STATES = ("unknown", "reachable", "unreachable")
-REASONS = ("dns", "no-route", "timeout", "refused", "host-unreachable", "http-status", "tls", "error")
+REASONS = ("dns", "no-route", "timeout", "refused", "host-unreachable", "http-status", "tls", "proxy", "error")
 
 
 def check_target_object(target: dict) -> None:

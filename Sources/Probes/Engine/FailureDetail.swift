@@ -18,6 +18,8 @@ enum FailureDetail {
         switch failure {
         case .httpStatus:
             return "HTTP \(statusCode ?? 0)"
+        case .proxy:
+            return "proxy answered \(statusCode ?? 0)\(statusCode == 407 ? ": proxy authentication required" : "")"
         case .timeout:
             if timings.connect == .zero { return "no connection within the timeout" }
             if usesTLS && timings.appConnect == .zero { return "no TLS handshake within the timeout" }

@@ -7,6 +7,9 @@ public struct ProbeJob: Sendable, Equatable {
     /// The address to connect to: the one the caller resolved and routed. libcurl never resolves the
     /// URL's host itself (`CURLOPT_CONNECT_TO`), yet `Host:`, SNI and certificate checks still use it.
     public let address: IPAddress
+    /// The HTTP proxy that carries the request (`ProxyChoice`); `address` is then the proxy's, and
+    /// the URL's host is the proxy's to resolve. `nil`: `address` is the URL's host's.
+    public let proxy: ProxyURL?
     /// The way out: a pinned probe binds its socket to the interface (`CURLOPT_INTERFACE`).
     public let egress: Egress
     /// The source address the route names for `address` out of `egress`: a pinned probe binds
@@ -23,13 +26,15 @@ public struct ProbeJob: Sendable, Equatable {
     public let expectedBodyPrefix: [UInt8]?
 
     public init(
-        url: TargetURL, address: IPAddress, egress: Egress = .kernelChoice, source: IPAddress? = nil,
+        url: TargetURL, address: IPAddress, proxy: ProxyURL? = nil, egress: Egress = .kernelChoice,
+        source: IPAddress? = nil,
         outputInterface: String? = nil, deadline: ContinuousClock.Instant, expectedBodyPrefix: [UInt8]? = nil
     ) {
         precondition(
             (expectedBodyPrefix?.count ?? 0) <= ProbeLimits.maximumExpectedBody, "expected body prefix too long")
         self.url = url
         self.address = address
+        self.proxy = proxy
         self.egress = egress
         self.source = source
         self.outputInterface = outputInterface

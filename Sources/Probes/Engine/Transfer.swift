@@ -56,13 +56,19 @@ final class Transfer {
 
     private func configure() throws(TransferSetupError) {
         guard let url = job.url.requestURL, let port = job.url.port else { throw TransferSetupError("no URL to probe") }
-        // Connect to exactly the routed address, whatever the URL's host: an empty HOST and PORT match
-        // this handle's only URL. A literal needs no resolver, so curl never asks DNS itself.
-        connectTo = reachd_curl_slist_append(nil, "::\(job.address.urlHost):\(port)")
-        guard connectTo != nil else { throw TransferSetupError("curl_slist_append failed") }
         let remaining = max(1, (job.deadline - .now).roundedUpMilliseconds)
         try set(CURLOPT_URL, url)
-        try set(CURLOPT_CONNECT_TO, slist: connectTo)
+        if let proxy = job.proxy {
+            try setProxy(proxy)
+        } else {
+            // Connect to exactly the routed address, whatever the URL's host: an empty HOST and PORT
+            // match this handle's only URL. A literal needs no resolver, so curl never asks DNS itself.
+            connectTo = reachd_curl_slist_append(nil, "::\(job.address.urlHost):\(port)")
+            guard connectTo != nil else { throw TransferSetupError("curl_slist_append failed") }
+            try set(CURLOPT_CONNECT_TO, slist: connectTo)
+            // A proxy from the environment would defeat pinning: reachd chose none (`ProxyChoice`).
+            try set(CURLOPT_PROXY, "")
+        }
         // Nothing worth caching: the address is a literal. curl 7.88 keeps every "address:port" it
         // looked up in the multi handle's DNS cache for 60 s and walks the whole cache before each
         // transfer to prune it — at 10,000 targets that walk was 56 % of reachd's CPU (perf). With
@@ -76,8 +82,6 @@ final class Transfer {
         try set(CURLOPT_PROTOCOLS_STR, "http,https")
         try set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         try set(CURLOPT_FOLLOWLOCATION, 0)
-        // A proxy from the environment would defeat pinning and test the proxy instead of the path.
-        try set(CURLOPT_PROXY, "")
         // Every probe makes its own connection: a reused one would hide a network that broke since.
         try set(CURLOPT_FRESH_CONNECT, 1)
         try set(CURLOPT_FORBID_REUSE, 1)
@@ -158,9 +162,14 @@ final class Transfer {
             _ = reachd_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
             outcome.statusCode = status
             if !(200...399).contains(status) { outcome.failure = .httpStatus }
+            // The proxy's own refusal of a request it would relay (an `https://` one is a `CONNECT`).
+            if job.proxy != nil, status == 407 { outcome.failure = .proxy }
             if job.expectedBodyPrefix != nil { outcome.bodyPrefixMatched = prefixMatched ?? false }
         }
-        if let failure = outcome.failure {
+        if let refusal = proxyRefusal() {
+            outcome.failure = .proxy
+            outcome.detail = refusal
+        } else if let failure = outcome.failure {
             outcome.detail = FailureDetail.transfer(
                 failure, code: code, statusCode: outcome.statusCode, socketErrno: Int32(clamping: socketErrno),
                 message: String(cString: errorBuffer), timings: outcome.timings, usesTLS: job.url.scheme == .https)
@@ -186,23 +195,23 @@ final class Transfer {
             appConnect: read(CURLINFO_APPCONNECT_TIME_T), total: read(CURLINFO_TOTAL_TIME_T))
     }
 
-    private func set(_ option: CURLoption, _ value: Int) throws(TransferSetupError) {
+    func set(_ option: CURLoption, _ value: Int) throws(TransferSetupError) {
         try check(reachd_curl_easy_setopt_long(easy, option, value))
     }
 
-    private func set(_ option: CURLoption, _ value: String) throws(TransferSetupError) {
+    func set(_ option: CURLoption, _ value: String) throws(TransferSetupError) {
         try check(reachd_curl_easy_setopt_string(easy, option, value))
     }
 
-    private func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer) throws(TransferSetupError) {
+    func set(_ option: CURLoption, pointer: UnsafeMutableRawPointer) throws(TransferSetupError) {
         try check(reachd_curl_easy_setopt_pointer(easy, option, pointer))
     }
 
-    private func set(_ option: CURLoption, slist: UnsafeMutablePointer<curl_slist>?) throws(TransferSetupError) {
+    func set(_ option: CURLoption, slist: UnsafeMutablePointer<curl_slist>?) throws(TransferSetupError) {
         try check(reachd_curl_easy_setopt_slist(easy, option, slist))
     }
 
-    private func check(_ code: CURLcode) throws(TransferSetupError) {
+    func check(_ code: CURLcode) throws(TransferSetupError) {
         guard code == CURLE_OK else { throw TransferSetupError(String(cString: reachd_curl_easy_strerror(code))) }
     }
 }

@@ -21,6 +21,10 @@ public protocol ProbeKind: Sendable {
     /// The URL libcurl is given, for the kinds that probe through it.
     static func requestURL(of url: TargetURL) -> String?
 
+    /// Whether an HTTP proxy can carry its probes (`ProxyChoice`): then the probe resolves, routes
+    /// and connects to the proxy, and the kind's `probe` finds it in `ProbeJob.proxy`.
+    static var takesProxy: Bool { get }
+
     /// Probes `job` — one routed address of one family — from the engine thread; `completion`
     /// is called once, there, with the outcome and the contract's reason for a failure.
     ///
@@ -33,6 +37,7 @@ public protocol ProbeKind: Sendable {
 extension ProbeKind {
     public static func refusal(of url: TargetURL) -> SpecError.Problem? { nil }
     public static func requestURL(of url: TargetURL) -> String? { nil }
+    public static var takesProxy: Bool { false }
 }
 
 /// Every kind reachd probes: registering a kind is one line here.

@@ -6,7 +6,7 @@ extension TargetURL.Scheme {
 }
 
 /// `http://` and `https://`: one GET through libcurl, answered 200–399 (the connectivity check
-/// compares the body's beginning too).
+/// compares the body's beginning too), through the proxy the job names if any (`Transfer+Proxy`).
 public enum WebProbe: ProbeKind {
     public static let schemes: [TargetURL.Scheme] = [.http, .https]
 
@@ -28,6 +28,9 @@ public enum WebProbe: ProbeKind {
     public static func requestURL(of url: TargetURL) -> String? {
         url.authority.map { "\(url.scheme.rawValue)://\($0)\(url.path)" }
     }
+
+    /// The application beside reachd reaches the web through its proxy: so does the check.
+    public static var takesProxy: Bool { true }
 
     public static func probe(
         _ job: ProbeJob, on engine: ProbeEngine, completion: @escaping @Sendable (ProbeOutcome) -> Void

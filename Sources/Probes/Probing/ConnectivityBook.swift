@@ -19,11 +19,14 @@ struct ConnectivityBook: Sendable {
     /// When a probe elsewhere that started failing last ran this check.
     private var stallRecheck = StallRecheck()
 
-    init(spec: ConnectivitySpec, interval: Duration, since: Date) {
+    /// - Parameter proxy: what carries the check (`ProxyChoice`; never an uplink's): its addresses
+    ///   are then the proxy's.
+    init(spec: ConnectivitySpec, interval: Duration, since: Date, proxy: ProxyURL? = nil) {
         self.spec = spec
-        addresses = spec.url.literal.map { [$0] } ?? []
+        let literal = proxy == nil ? spec.url.literal : proxy?.literal
+        addresses = literal.map { [$0] } ?? []
         schedule = ConnectivitySchedule(interval: interval)
-        status = ConnectivityStatus(state: .unknown, url: spec.url.text, since: since)
+        status = ConnectivityStatus(state: .unknown, url: spec.url.text, proxy: proxy?.shown, since: since)
     }
 
     /// One check's result (or the part of it for the families it covers); returns the delay until

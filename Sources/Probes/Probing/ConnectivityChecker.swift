@@ -21,10 +21,11 @@ final class ConnectivityChecker: Sendable {
         spec: ConnectivitySpec, configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker,
         monitor: NetworkMonitor, egress: Egress = .kernelChoice
     ) {
+        let proxy = configuration.proxies.proxy(for: spec.url, via: egress)
         let book = SharedBook(
             ConnectivityBook(
                 spec: spec, interval: configuration.connectivityInterval,
-                since: monitor.current.connectivity.since))
+                since: monitor.current.connectivity.since, proxy: proxy))
         self.book = book
         let pipeline = ProbePipeline(engine: engine, routes: routes)
         let timeout = configuration.connectivityTimeout
@@ -33,7 +34,7 @@ final class ConnectivityChecker: Sendable {
             run: { _, report, completion in
                 let previous = book.withLock { $0.addresses }
                 pipeline.run(
-                    spec.url, via: egress, timeout: timeout, expectedBody: spec.expectedResponse,
+                    spec.url, via: egress, proxy: proxy, timeout: timeout, expectedBody: spec.expectedResponse,
                     previousAddresses: previous,
                     report: report, completion: completion)
             },

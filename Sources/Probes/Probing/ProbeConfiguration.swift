@@ -59,13 +59,15 @@ public struct ProbeConfiguration: Sendable {
     public var dnsFailures: Int = 3
     /// Where names are resolved from (re-read when it changes).
     public var resolver = ResolverConfiguration()
+    /// Which proxy carries the `http(s)://` checks (`--proxy`, else the environment's).
+    public var proxies = ProxyChoice.never
 
     public init() {}
 
     /// The targets as the first document lists them: all `unknown`, `since` the start (an IP
     /// literal with its address), exactly as their books begin.
     public func initialTargets(since: Date) -> [TargetStatus] {
-        targets.map { TargetBook(spec: $0, since: since).status }
+        targets.map { TargetBook(spec: $0, since: since, proxy: proxies.proxy(for: $0.url, via: $0.egress)).status }
     }
 
     /// The targets file as the first document shows it: applied at start (the command line read
@@ -76,8 +78,15 @@ public struct ProbeConfiguration: Sendable {
 
     /// Connectivity as the first document shows it: `unknown` with its URL, or `disabled`.
     public func initialConnectivity(since: Date) -> ConnectivityStatus {
-        connectivity.map { ConnectivityStatus(state: .unknown, url: $0.url.text, since: since) }
+        connectivity.map {
+            ConnectivityStatus(state: .unknown, url: $0.url.text, proxy: connectivityProxy?.shown, since: since)
+        }
             ?? .disabled(since: since)
+    }
+
+    /// What carries the connectivity check (never an uplink's, which is pinned).
+    var connectivityProxy: ProxyURL? {
+        connectivity.flatMap { proxies.proxy(for: $0.url) }
     }
 
     /// DNS as the first document shows it: `unknown` with its name, or `disabled`.

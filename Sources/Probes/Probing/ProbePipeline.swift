@@ -5,7 +5,8 @@ import Reachable
 /// addresses (`no-route`) and connect or request to the first routable one, pinned to it
 /// (`timeout`, `refused`, `host-unreachable`, `http-status`, `tls`, `error`). The families are
 /// probed concurrently, each within the same deadline. Every stage runs on the engine thread;
-/// route questions take microseconds.
+/// route questions take microseconds. Through a proxy, every stage concerns the proxy
+/// (`ProbeEndpoint`).
 ///
 /// **Each family is resolved on its own** (RFC 8305, section 3): A and AAAA are separate
 /// queries, so a server that drops or refuses AAAA cannot hold an IPv4 answer hostage. As soon
@@ -59,33 +60,44 @@ struct ProbePipeline: Sendable {
     ///
     /// - Parameters:
     ///   - egress: the way out, for resolving, routing and probing alike.
+    ///   - proxy: what carries the request (`ProxyChoice`): then the proxy's name is resolved and
+    ///     its addresses routed and probed (`ProbeEndpoint`), and the failures that concern it say so.
     ///   - previousAddresses: what the name resolved to last time: when resolving fails and none of
     ///     those is routable any more, the reason is the route (DNS itself needed it).
     ///   - report: a part of the run, ready while another family is still being resolved (zero or
     ///     more times, always before `completion`).
     ///   - completion: the rest of the run; called once (`nil`: the engine stopped).
     func run(
-        _ url: TargetURL, via egress: Egress = .kernelChoice, timeout: Duration, expectedBody: [UInt8]? = nil,
-        previousAddresses: [IPAddress],
+        _ url: TargetURL, via egress: Egress = .kernelChoice, proxy: ProxyURL? = nil, timeout: Duration,
+        expectedBody: [UInt8]? = nil, previousAddresses: [IPAddress],
         report: @escaping @Sendable (Result) -> Void = { _ in },
         completion: @escaping @Sendable (Result?) -> Void
     ) {
+        let endpoint = ProbeEndpoint(url, proxy: proxy)
+        var (report, completion) = (report, completion)
+        if proxy != nil {
+            // Through a proxy, what concerns it says so (no closure more per run without one).
+            (report, completion) = (
+                { [report] result in report(endpoint.labelled(result)) },
+                { [completion] result in completion(result.map { endpoint.labelled($0) }) }
+            )
+        }
         let run = FamilyRun(
-            pipeline: self, url: url, egress: egress, deadline: .now + timeout, expectedBody: expectedBody,
-            previousAddresses: previousAddresses, report: report, completion: completion)
+            pipeline: self, url: url, proxy: proxy, egress: egress, deadline: .now + timeout,
+            expectedBody: expectedBody, previousAddresses: previousAddresses, report: report, completion: completion)
         // A pinned interface that is no uplink of a family: that family is `no-route` at once,
         // without a query (nothing is sent through another interface).
         // (An IP literal has one family: the other is not the target's.)
-        let families = url.literal.map { [$0.addressFamily] } ?? AddressFamily.allCases
+        let families = endpoint.literal.map { [$0.addressFamily] } ?? AddressFamily.allCases
         let carried = Set(families.filter { routes.carries($0, via: egress) })
         run.notCarried(Set(families).subtracting(carried))
-        if let literal = url.literal { return run.literal(literal) }
+        if let literal = endpoint.literal { return run.literal(literal) }
         if carried.isEmpty { return run.nothingToResolve() }
         let way = ResolverWay(
             egress, ipv4Source: routes.source(of: .ipv4, via: egress), ipv6Source: routes.source(of: .ipv6, via: egress)
         )
         for family in AddressFamily.allCases where carried.contains(family) {
-            let submitted = engine.resolve(url.host, family: family, via: way, deadline: run.deadline) {
+            let submitted = engine.resolve(endpoint.host, family: family, via: way, deadline: run.deadline) {
                 outcome in
                 run.resolved(family, outcome)
             }
@@ -117,7 +129,7 @@ struct ProbePipeline: Sendable {
 
     /// One family: its first routable address, pinned.
     fileprivate func probe(
-        _ url: TargetURL, via egress: Egress, _ addresses: [IPAddress], _ family: AddressFamily,
+        _ url: TargetURL, via egress: Egress, proxy: ProxyURL?, _ addresses: [IPAddress], _ family: AddressFamily,
         _ deadline: ContinuousClock.Instant, _ expectedBody: [UInt8]?,
         completion: @escaping @Sendable (FamilyResult?) -> Void
     ) {
@@ -126,8 +138,8 @@ struct ProbePipeline: Sendable {
             switch routes.route(to: address, via: egress) {
             case .routable(let interface, let source):
                 let job = ProbeJob(
-                    url: url, address: address, egress: egress, source: source, outputInterface: interface,
-                    deadline: deadline, expectedBodyPrefix: expectedBody)
+                    url: url, address: address, proxy: proxy, egress: egress, source: source,
+                    outputInterface: interface, deadline: deadline, expectedBodyPrefix: expectedBody)
                 let submitted = engine.probe(job) { outcome in
                     completion(
                         outcome.wasCancelled
@@ -169,6 +181,7 @@ private final class FamilyRun: @unchecked Sendable {
     let deadline: ContinuousClock.Instant
     private let pipeline: ProbePipeline
     private let url: TargetURL
+    private let proxy: ProxyURL?
     private let egress: Egress
     private let expectedBody: [UInt8]?
     private let previousAddresses: [IPAddress]
@@ -191,13 +204,14 @@ private final class FamilyRun: @unchecked Sendable {
     private var ended = false
 
     init(
-        pipeline: ProbePipeline, url: TargetURL, egress: Egress, deadline: ContinuousClock.Instant,
+        pipeline: ProbePipeline, url: TargetURL, proxy: ProxyURL?, egress: Egress, deadline: ContinuousClock.Instant,
         expectedBody: [UInt8]?,
         previousAddresses: [IPAddress], report: @escaping @Sendable (ProbePipeline.Result) -> Void,
         completion: @escaping @Sendable (ProbePipeline.Result?) -> Void
     ) {
         self.pipeline = pipeline
         self.url = url
+        self.proxy = proxy
         self.egress = egress
         self.deadline = deadline
         self.expectedBody = expectedBody
@@ -280,7 +294,7 @@ private final class FamilyRun: @unchecked Sendable {
         launched.formUnion(ready.map(\.0))
         probing += ready.count
         for (family, addresses) in ready {
-            pipeline.probe(url, via: egress, addresses, family, deadline, expectedBody) { [self] result in
+            pipeline.probe(url, via: egress, proxy: proxy, addresses, family, deadline, expectedBody) { [self] result in
                 guard !ended else { return }
                 guard let result else { return cancel() }
                 finished.append(result)

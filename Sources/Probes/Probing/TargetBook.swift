@@ -15,6 +15,8 @@ struct TargetBook: Sendable {
     }
 
     let spec: TargetSpec
+    /// What carries its probes (`ProxyChoice`); `nil`: probed directly. Its addresses are then the proxy's.
+    let proxy: ProxyURL?
     /// Last resolved (kept while a failure is still tolerated): what the route questions ask about.
     private(set) var addresses: [IPAddress] {
         didSet {
@@ -43,15 +45,17 @@ struct TargetBook: Sendable {
     /// 233 bytes a target, and copied again at every judgement).
     private var overall: (state: TargetStatus.State, since: Date)
 
-    init(spec: TargetSpec, since: Date) {
+    init(spec: TargetSpec, since: Date, proxy: ProxyURL? = nil) {
         self.spec = spec
-        addresses = spec.url.literal.map { [$0] } ?? []
+        self.proxy = proxy
+        let literal = proxy == nil ? spec.url.literal : proxy?.literal
+        addresses = literal.map { [$0] } ?? []
         addressTexts = addresses.map(\.description)
         unresolved = .unknown(since: since)
         overall = (.unknown, since)
         // An IP literal's one family is known before any probe: its address, and that family
         // `unknown`, from the first document on.
-        if let literal = spec.url.literal {
+        if let literal {
             families[literal.addressFamily] = Family(evaluation: .unknown(since: since))
         }
     }
@@ -206,7 +210,7 @@ struct TargetBook: Sendable {
                 consecutiveFailures: evaluator.failureThreshold)
             familiesBeforeFailure = AddressFamilies(families.present)
             families = PerFamily()
-            addresses = spec.url.literal.map { [$0] } ?? []
+            addresses = literal.map { [$0] } ?? []
         }
     }
 
@@ -244,7 +248,8 @@ struct TargetBook: Sendable {
     /// `since` unless the state changes).
     private func entry(state: TargetStatus.State, since: Date) -> TargetStatus {
         var status = TargetStatus(
-            name: spec.name, url: spec.url.text, via: spec.egress.interface, state: state, since: since)
+            name: spec.name, url: spec.url.text, via: spec.egress.interface, proxy: proxy?.shown, state: state,
+            since: since)
         for family in AddressFamily.allCases {
             status[family] = families.withValue(of: family) {
                 TargetFamilyStatus(
@@ -261,9 +266,12 @@ struct TargetBook: Sendable {
                 AddressFamilies(AddressFamily.allCases.filter { families.has($0) }))
         }
         // A name not probed yet has resolved to nothing the document could show; a literal is its address.
-        status.addresses = status.state == .unknown && spec.url.literal == nil ? [] : addressTexts
+        status.addresses = status.state == .unknown && literal == nil ? [] : addressTexts
         return status
     }
+
+    /// The IP literal it connects to, if it is one: the proxy's host through a proxy, else the URL's.
+    private var literal: IPAddress? { proxy == nil ? spec.url.literal : proxy?.literal }
 }
 
 extension [TargetBook] {

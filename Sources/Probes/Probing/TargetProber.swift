@@ -17,6 +17,8 @@ final class TargetProber: Sendable {
     private let books: SharedBook<[TargetBook]>
     private let scheduler: ProbeScheduler<ProbePipeline.Result>
     let monitor: NetworkMonitor
+    /// Which proxy each target's book is given, a reloaded one's too.
+    private let proxies: ProxyChoice
 
     /// The target runs under way at once; a round of more waits its turn (`ProbeScheduler`).
     /// Rounds are spread in groups of 100 after the first, so only a round (start, a network
@@ -36,9 +38,15 @@ final class TargetProber: Sendable {
         // By name, not searched per target: at 10,000 targets a search each was 50 million compares.
         let listedSince = Dictionary(
             monitor.current.targets.map { ($0.name, $0.since) }, uniquingKeysWith: { first, _ in first })
+        let proxies = configuration.proxies
         let books = SharedBook(
-            configuration.targets.map { spec in TargetBook(spec: spec, since: listedSince[spec.name] ?? Date()) })
+            configuration.targets.map { spec in
+                TargetBook(
+                    spec: spec, since: listedSince[spec.name] ?? Date(),
+                    proxy: proxies.proxy(for: spec.url, via: spec.egress))
+            })
         self.books = books
+        self.proxies = proxies
         self.monitor = monitor
         let evaluator = ThresholdEvaluator(
             failureThreshold: configuration.targetFailures, successThreshold: configuration.targetSuccesses)
@@ -50,10 +58,10 @@ final class TargetProber: Sendable {
             engine: engine, monitor: monitor, items: configuration.targets.count, timerSource: .targets,
             spreadInterval: interval, maxRunsInFlight: Self.maxRunsInFlight,
             run: { item, report, completion in
-                let (spec, previous) = books.withLock { ($0[item].spec, $0[item].addresses) }
+                let (spec, proxy, previous) = books.withLock { ($0[item].spec, $0[item].proxy, $0[item].addresses) }
                 pipeline.run(
-                    spec.url, via: spec.egress, timeout: timeout, previousAddresses: previous, report: report,
-                    completion: completion)
+                    spec.url, via: spec.egress, proxy: proxy, timeout: timeout, previousAddresses: previous,
+                    report: report, completion: completion)
             },
             record: { item, result, epoch, _ in
                 let name = books.withLock { $0[item].spec.name }
@@ -164,7 +172,7 @@ final class TargetProber: Sendable {
                 case nil:
                     change.added.append(spec.name)
                 }
-                return TargetBook(spec: spec, since: now)
+                return TargetBook(spec: spec, since: now, proxy: proxies.proxy(for: spec.url, via: spec.egress))
             }
             let names = Set(specs.map(\.name))
             change.removed = previous.keys.filter { !names.contains($0) }.sorted()

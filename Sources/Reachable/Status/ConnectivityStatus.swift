@@ -33,6 +33,9 @@ public struct ConnectivityStatus: Sendable, Equatable, Decodable {
     public var state: State
     /// The check URL; `nil` when disabled.
     public var url: String?
+    /// The proxy the check goes through, without credentials (`http://198.18.0.1:3128`); `nil`
+    /// when direct (an uplink's check always is).
+    public var proxy: String?
     /// Why it is `limited`; `nil` otherwise.
     public var reason: ProbeFailureReason?
     /// When `state` last changed.
@@ -51,12 +54,13 @@ public struct ConnectivityStatus: Sendable, Equatable, Decodable {
     public var unresolvedFamilies: AddressFamilies = []
 
     public init(
-        state: State, url: String?, reason: ProbeFailureReason? = nil, since: Date,
+        state: State, url: String?, proxy: String? = nil, reason: ProbeFailureReason? = nil, since: Date,
         ipv4: ConnectivityFamilyStatus? = nil, ipv6: ConnectivityFamilyStatus? = nil, degraded: Bool = false,
         unresolvedFamilies: AddressFamilies = []
     ) {
         self.state = state
         self.url = url
+        self.proxy = proxy
         self.reason = reason
         self.since = since
         self.ipv4 = ipv4
@@ -67,7 +71,7 @@ public struct ConnectivityStatus: Sendable, Equatable, Decodable {
 
     /// The wire's fields: `unresolvedFamilies` is reachd's own.
     private enum CodingKeys: String, CodingKey {
-        case state, url, reason, since, ipv4, ipv6, degraded
+        case state, url, proxy, reason, since, ipv4, ipv6, degraded
     }
 
     public static func disabled(since: Date) -> ConnectivityStatus {

@@ -126,6 +126,7 @@ extension ReachabilityStatus {
             json.field("name") { json.string(target.name) }
             json.field("url") { json.string(target.url) }
             json.field("via") { json.optionalString(target.via) }
+            json.field("proxy") { json.optionalString(target.proxy) }
             Self.stateAndReason(json, target.state.rawValue, target.reason?.rawValue)
             json.field("detail") { json.optionalString(target.detail) }
             json.field("addresses") { json.array(target.addresses) { json.string($0) } }
@@ -148,6 +149,7 @@ extension ReachabilityStatus {
         json.object {
             json.field("state") { json.plain(connectivity.state.rawValue) }
             json.field("url") { json.optionalString(connectivity.url) }
+            json.field("proxy") { json.optionalString(connectivity.proxy) }
             json.field("reason") { json.optionalPlain(connectivity.reason?.rawValue) }
             json.field("since") { json.timestamp(connectivity.since, Self.timestampStyle) }
             Self.families(json, { connectivity[$0] }, degraded: connectivity.degraded) { status in

@@ -19,6 +19,10 @@ public struct TargetStatus: Sendable, Equatable, Decodable {
     /// The interface a pinned target (`NAME@IFACE=URL`) is probed through; `nil` when it goes
     /// wherever the kernel routes it.
     public var via: String?
+    /// The proxy the target is probed through, without credentials, with its port
+    /// (`http://198.18.0.1:3128`); `nil` when it is probed directly. Its addresses, families and
+    /// interface are then the proxy's.
+    public var proxy: String?
     /// `reachable` when any family is; `unreachable` when every family with addresses is (or the
     /// name does not resolve).
     public var state: State
@@ -46,7 +50,8 @@ public struct TargetStatus: Sendable, Equatable, Decodable {
     public var unresolvedFamilies: AddressFamilies = []
 
     public init(
-        name: String, url: String, via: String? = nil, state: State = .unknown, reason: ProbeFailureReason? = nil,
+        name: String, url: String, via: String? = nil, proxy: String? = nil, state: State = .unknown,
+        reason: ProbeFailureReason? = nil,
         detail: String? = nil, addresses: [String] = [], interface: String? = nil, since: Date,
         ipv4: TargetFamilyStatus? = nil,
         ipv6: TargetFamilyStatus? = nil, degraded: Bool = false, unresolvedFamilies: AddressFamilies = []
@@ -54,6 +59,7 @@ public struct TargetStatus: Sendable, Equatable, Decodable {
         self.name = name
         self.url = url
         self.via = via
+        self.proxy = proxy
         self.state = state
         self.reason = reason
         self.detail = detail
@@ -68,7 +74,7 @@ public struct TargetStatus: Sendable, Equatable, Decodable {
 
     /// The wire's fields: `unresolvedFamilies` is reachd's own.
     private enum CodingKeys: String, CodingKey {
-        case name, url, via, state, reason, detail, addresses, interface, since, ipv4, ipv6, degraded
+        case name, url, via, proxy, state, reason, detail, addresses, interface, since, ipv4, ipv6, degraded
     }
 
     public subscript(family: AddressFamily) -> TargetFamilyStatus? {
@@ -198,6 +204,9 @@ public enum ProbeFailureReason: String, Sendable, Hashable, CaseIterable, Decoda
     case httpStatus = "http-status"
     /// The TLS handshake or the certificate check failed.
     case tls
+    /// The proxy answered but would not carry the check: a `407`, or a `CONNECT` answered with
+    /// anything but 2xx.
+    case proxy
     /// Anything else.
     case error
 }

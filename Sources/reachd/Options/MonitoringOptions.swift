@@ -23,6 +23,7 @@ struct MonitoringOptions: ParsableArguments {
     @Option(Settings.connectivityInterval) var connectivityInterval: Double?
     @Option(Settings.connectivityTimeout) var connectivityTimeout: Double?
     @Flag(Settings.perUplink) var perUplink = false
+    @Option(Settings.proxy) var proxy: String?
     @Option(Settings.targetSuccesses) var targetSuccesses: Int?
     @Option(Settings.targetsFile) var targetsFile: String?
     @Option(Settings.dnsCheck) var dnsCheck: String?

@@ -1,4 +1,5 @@
 import ArgumentParser
+import FoundationEssentials
 import Logging
 import Probes
 import Reachable
@@ -113,6 +114,7 @@ extension MonitoringOptions {
                 "\(Settings.perUplink.source(flagGiven: perUplink)) needs --connectivity-url (env: REACHD_CONNECTIVITY_URL): "
                     + "each uplink is checked against that URL")
         }
+        configuration.proxies = try proxyChoice(for: configuration)
         let dnsName = try Settings.dnsCheck.resolve(dnsCheck)
         configuration.dnsCheck = dnsName.isEmpty ? nil : dnsName
         configuration.dnsInterval = .seconds(try Settings.dnsInterval.resolve(dnsInterval))
@@ -137,6 +139,33 @@ extension MonitoringOptions {
     private func resolvedTargetsFile(after flagTargets: [TargetSpec]) throws -> TargetsFile? {
         let path = try Settings.targetsFile.resolve(targetsFile)
         return path.isEmpty ? nil : TargetsFile(path: path, flagTargets: flagTargets)
+    }
+
+    /// `--proxy` (or `REACHD_PROXY`), else curl's variables. A refusal names the option or the
+    /// variable and never quotes the URL: it may hold a password. The variables are read only when
+    /// some check could go through a proxy: a reachd without one starts whatever they say.
+    private func proxyChoice(for configuration: ProbeConfiguration) throws -> ProxyChoice {
+        let text = try Settings.proxy.resolve(proxy)
+        let mayUseProxy =
+            configuration.connectivity != nil || configuration.targetsFile != nil
+            || configuration.targets.contains { $0.url.kind.takesProxy }
+        if text.isEmpty, !mayUseProxy { return .never }
+        do {
+            return try ProxyChoice.resolve(
+                option: text.isEmpty ? nil : text, environment: ProcessInfo.processInfo.environment)
+        } catch {
+            // As every refused option reads (`Setting.value`), the credentials written `***`.
+            guard let variable = error.source else {
+                let flag = "--\(Settings.proxy.flag)"
+                throw ValidationError(
+                    proxy != nil
+                        ? "\(flag) \(error.shownText): \(error.problem)"
+                        : "\(Settings.proxy.environment)=\(error.shownText) is invalid for \(flag): \(error.problem)")
+            }
+            throw ValidationError(
+                "\(variable)=\(error.shownText) is invalid: \(error.problem) (--proxy none ignores the environment's proxy)"
+            )
+        }
     }
 
     /// `nil` (connectivity `disabled`) without a URL; a response without one is refused, since

@@ -275,6 +275,17 @@ enum Settings {
         default: ProbeConfiguration().connectivityTimeout.inSeconds, seconds: 0.01...86_400
     )
 
+    // MARK: Through a proxy (the environment's, as curl reads it, unless given)
+
+    /// Taken as text and checked where the configuration is built (`ProxyChoice.resolve`): a
+    /// refusal here would quote the value, and a proxy URL may hold a password.
+    static let proxy = Setting<String>(
+        "proxy",
+        "The HTTP proxy every http:// and https:// check goes through, as http://[USER:PASSWORD@]HOST[:PORT] (port 1080 when not given; no_proxy ignored), or none to ignore http_proxy, https_proxy, all_proxy and no_proxy, which apply otherwise; never for the per-uplink checks or targets pinned to an interface",
+        default: "", defaultText: "the environment's", invalid: "must be none or http://[USER:PASSWORD@]HOST[:PORT]",
+        parse: { $0 }
+    )
+
     // MARK: DNS: each nameserver of resolv.conf asked on its own (off unless given)
 
     /// Empty means none, as for `--connectivity-url`: `--dns-check ""` overrides the variable.
