@@ -99,10 +99,15 @@ struct ResolverTests {
 
     @Test func silentServerIsTimeoutAtTheDeadline() async throws {
         try directory.replace("resolv.conf", with: "nameserver 127.0.0.3\n")
+        let submitted = ContinuousClock.now
         let outcome = await engine.resolve("db.test", timeout: .seconds(1))
+        let elapsed = ContinuousClock.now - submitted
         #expect(outcome.failure == .timeout, "\(outcome)")
         #expect(outcome.detail == "no answer before the deadline")
-        #expect(outcome.duration >= .milliseconds(950) && outcome.duration < .seconds(30), "\(outcome.duration)")
+        // The deadline runs from submission; `duration` from when the engine thread took the
+        // query, which a busy machine delays: the elapsed time is what says it waited.
+        #expect(elapsed >= .milliseconds(950) && elapsed < .seconds(30), "\(elapsed)")
+        #expect(outcome.duration <= elapsed, "\(outcome.duration)")
     }
 
     @Test func cAresGivingUpBeforeTheDeadlineIsTimeoutToo() async throws {
