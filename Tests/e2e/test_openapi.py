@@ -169,7 +169,9 @@ def family(state, reason=None, address=None, interface=None):
 # The contract's examples of what the probes publish (docs/probes.md; the contract's "Partial failures"), whole.
 SINCE = "2026-11-25T06:00:00.000Z"
 FULL_DOCUMENT = {
-    "state": "reachable", "isReachable": True, "ipv4": True, "ipv6": True,
+    "state": "reachable", "isReachable": True,
+    "cause": {"layer": "target", "family": None, "subject": "v6", "text": "v6 is unreachable (no-route)", "since": SINCE},
+    "ipv4": True, "ipv6": True,
     "transport": {"wifi": False, "cellular": False, "ethernet": True, "other": False}, "isDataMetered": False,
     "interfaces": [], "sequence": 9, "changedAt": SINCE, "stateSince": SINCE,
     "targets": [
@@ -223,8 +225,13 @@ def test_the_specs_own_examples_match_their_schemas(spec):
     lambda d: d["dns"].update(reason="dns"),
     lambda d: d["dns"]["servers"][0].update(state="ok"),
     lambda d: d["dns"]["servers"][0].pop("since"),
+    lambda d: d.pop("cause"),
+    lambda d: d["cause"].update(layer="network"),
+    lambda d: d["cause"].update(family="both"),
+    lambda d: d["cause"].pop("text"),
 ], ids=["no-degraded", "no-ipv6", "family-incomplete", "family-dns-reason", "connectivity-no-degraded",
-        "connectivity-family-disabled", "no-dns", "dns-state", "dns-reason", "server-state", "server-since"])
+        "connectivity-family-disabled", "no-dns", "dns-state", "dns-reason", "server-state", "server-since",
+        "no-cause", "cause-layer", "cause-family", "cause-text"])
 def test_the_schema_refuses_what_the_contract_does_not_allow(spec, change):
     document = json.loads(json.dumps(FULL_DOCUMENT))
     change(document)
