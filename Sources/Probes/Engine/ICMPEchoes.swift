@@ -59,7 +59,7 @@ final class ICMPEchoes: EngineDriver {
     func start(_ job: ProbeJob, completion: @escaping @Sendable (ProbeOutcome) -> Void) {
         let family = job.address.addressFamily
         let pinned = job.egress.interface != nil
-        let key = SocketKey(family: family, interface: job.egress.interface, source: pinned ? job.source : nil)
+        let key = SocketKey(family: family, interface: job.egress.interface, source: pinned ? job.sourceAddress : nil)
         let socket: EchoSocket
         if let open = sockets[key] {
             socket = open

@@ -14,7 +14,7 @@ public struct ProbeJob: Sendable, Equatable {
     public let egress: Egress
     /// The source address the route names for `address` out of `egress`: a pinned probe binds
     /// to it too, so that policy routing (rules by source) applies.
-    public let source: IPAddress?
+    public let sourceAddress: IPAddress?
     /// The interface the route leaves through: an `icmp://` probe's full-size echo is as large as
     /// its MTU allows. `nil` when not known (then 1,500 bytes are assumed).
     public let outputInterface: String?
@@ -27,7 +27,7 @@ public struct ProbeJob: Sendable, Equatable {
 
     public init(
         url: TargetURL, address: IPAddress, proxy: ProxyURL? = nil, egress: Egress = .kernelChoice,
-        source: IPAddress? = nil,
+        sourceAddress: IPAddress? = nil,
         outputInterface: String? = nil, deadline: ContinuousClock.Instant, expectedBodyPrefix: [UInt8]? = nil
     ) {
         precondition(
@@ -36,7 +36,7 @@ public struct ProbeJob: Sendable, Equatable {
         self.address = address
         self.proxy = proxy
         self.egress = egress
-        self.source = source
+        self.sourceAddress = sourceAddress
         self.outputInterface = outputInterface
         self.deadline = deadline
         self.expectedBodyPrefix = expectedBodyPrefix?.isEmpty == true ? nil : expectedBodyPrefix

@@ -93,7 +93,7 @@ final class Transfer {
         // 1,000 targets: the buffers were 16 MB of the round's peak).
         try set(CURLOPT_BUFFERSIZE, 1024)
         if let interface = job.egress.interface {
-            if let source = job.source {
+            if let source = job.sourceAddress {
                 // Pinned from a source address, so that rules selecting a table by source apply:
                 // curl binds the address (`host!`), the socket callback binds the interface
                 // (`SO_BINDTODEVICE`, before curl's bind); curl 7.88 has no `ifhost!` for both.

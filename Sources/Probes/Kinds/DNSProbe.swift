@@ -33,8 +33,8 @@ public enum DNSProbe: ProbeKind {
             return true
         }
         let way = ResolverWay(
-            job.egress, ipv4Source: job.address.isIPv6 ? nil : job.source,
-            ipv6Source: job.address.isIPv6 ? job.source : nil)
+            job.egress, ipv4Source: job.address.isIPv6 ? nil : job.sourceAddress,
+            ipv6Source: job.address.isIPv6 ? job.sourceAddress : nil)
         let question = NameserverQuestion(
             server: job.address, port: job.url.port, name: query.name, type: query.type.number,
             way: job.egress.interface == nil ? ResolverWay() : way, hearsRouterErrors: true)

@@ -138,7 +138,7 @@ struct ProbePipeline: Sendable {
             switch routes.route(to: address, via: egress) {
             case .routable(let interface, let source):
                 let job = ProbeJob(
-                    url: url, address: address, proxy: proxy, egress: egress, source: source,
+                    url: url, address: address, proxy: proxy, egress: egress, sourceAddress: source,
                     outputInterface: interface, deadline: deadline, expectedBodyPrefix: expectedBody)
                 let submitted = engine.probe(job) { outcome in
                     completion(
