@@ -14,7 +14,7 @@
 // (curl_global_init_mem, ares_library_init_mem). A transfer in flight holds about 11 KB of
 // curl's (measured: 1,000 connected transfers); from glibc's arena, a round of 1,000 at once left
 // those blocks as holes among the targets' long-lived ones, resident for good (the fleet bench's
-// RSS per target, issue 28). mimalloc keeps them apart and gives freed pages back: at once, as
+// RSS per target, the fleet bench). mimalloc keeps them apart and gives freed pages back: at once, as
 // reachd sets it (decommit_delay 0), unless a MIMALLOC_*_DELAY variable says otherwise.
 #include <ares.h>
 #include <curl/curl.h>

@@ -29,7 +29,7 @@ public struct QualityLimits: Sendable, Equatable {
 /// not, so a single slow probe is no event. `loss` and `latency` need a full window; `mtu` is a
 /// blackhole in at least 2 of the last 3 probes that tested the path MTU. Pure.
 ///
-/// Every family of every target has one, so it is kept small (issue 28: a fleet's 10,000 targets):
+/// Every family of every target has one, so it is kept small (a fleet's 10,000 targets):
 /// the window's counts and round trips in two flat arrays, not a `ProbeQuality` with an array of
 /// its own per probe; the streaks and the last three blackholes in fixed fields, not dictionaries.
 /// A probe's counts are 16-bit and a round trip is whole microseconds in 32 bits (a full window of
@@ -39,13 +39,13 @@ public struct QualityLimits: Sendable, Equatable {
 /// loss to judge (a probe that sent echoes: `icmp://`) or round trips to keep in step, the round
 /// trips only with `--max-rtt`. A `tcp://` or `http://` family without `--max-rtt` (the default,
 /// and most of a fleet) judges nothing: it keeps neither array (two blocks of about 100 bytes a
-/// family), nor the rest of a window (`kept`: 8 bytes in its place, not 48). Issue 28's RSS per
+/// family), nor the rest of a window (`kept`: 8 bytes in its place, not 48). The fleet bench's RSS per
 /// target.
 public struct QualityWindow: Sendable, Equatable {
     /// The window, made with the first probe it could judge from: `nil` for a `tcp://` or
     /// `http://` family without `--max-rtt`, which never shows an impairment. Held out of line, so
     /// such a family holds 8 bytes here, not 48 — and every target holds room for two families
-    /// (issue 28's RSS per target: 80 bytes a book, 448 → 368). Copied on write.
+    /// (the fleet bench's RSS per target: 80 bytes a book, 448 → 368). Copied on write.
     private var kept: Kept?
 
     public init() {}

@@ -8,7 +8,7 @@ public struct ThresholdEvaluation<Reason: Sendable & Equatable>: Sendable, Equat
     /// `nil` unless `state` is `unreachable`.
     public var reason: Reason?
     /// The counts in 32 bits, saturating, beside `state` and `reason` (in the bytes their
-    /// alignment left free): 40 bytes, not 48, and a target's book holds three (issue 28's RSS per
+    /// alignment left free): 40 bytes, not 48, and a target's book holds three (the fleet bench's RSS per
     /// target). 4.3 billion probes in a row are 136 years of one a second.
     private var failures: UInt32 = 0
     /// The failure that set `reason`, in words; `nil` unless `state` is `unreachable`.

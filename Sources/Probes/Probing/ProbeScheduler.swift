@@ -16,7 +16,7 @@ import Reachable
 /// With `maxRunsInFlight` (the targets), no more runs than that are under way at once: a round of
 /// 10,000 waits its turn in order, and each run's timeout counts from its own start, not the
 /// round's. All at once, every transfer was walked on every wake-up and thousands ran out of time
-/// before they were sent (`unreachable (timeout)` after a link came back, issue 28).
+/// before they were sent (`unreachable (timeout)` after a link came back, the fleet bench).
 ///
 /// Unchecked `Sendable`: confined to the probe engine's thread. Every entry point (`start`,
 /// `runAll`, `resize`) hops onto it with `engine.perform`; runs, completions and timers already
@@ -70,7 +70,7 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
     ///   - answeredByChange: which items a network change's round leaves out (the targets whose
     ///     every address the change's route gate found without a route: a link-down at 10,000
     ///     targets ran 10,000 runs that each sent nothing, 35 ms of the engine's core while its
-    ///     one document was being made on the other, issue 28).
+    ///     one document was being made on the other, the fleet bench).
     init(
         engine: ProbeEngine, monitor: NetworkMonitor, items: Int, timerSource: EngineTimerKey.Source,
         spreadInterval: Duration? = nil, maxRunsInFlight: Int? = nil,

@@ -126,7 +126,7 @@ final class AresChannel {
 
     /// Makes `server` the channel's one nameserver, as an address rather than text: c-ares
     /// 1.18's text form refuses an IPv6 address in brackets without a port (`[2001:db8::1]`), and
-    /// every IPv6 nameserver read `failing (error)` for it (issue 23).
+    /// every IPv6 nameserver read `failing (error)` for it (a profile under wrk).
     private static func setServer(_ server: IPAddress, port: UInt16?, on channel: OpaquePointer) -> Int32 {
         var node = ares_addr_port_node()
         node.family = server.family

@@ -125,7 +125,7 @@ public final class NetworkMonitor: Sendable {
         case .batchArrived:
             // From now, not only when the batch is published: reading, deriving and judging it
             // takes a second at 10,000 targets, and a result of a run begun before the link went
-            // down came in between, as a document of its own (fleet bench, issue 28).
+            // down came in between, as a document of its own (the fleet bench).
             state.withLock {
                 $0.epoch += 1
                 $0.batchUnderWay = true

@@ -6,7 +6,7 @@ import Glibc
 /// problem bodies, so every JSON reachd sends is escaped by the same code.
 ///
 /// A document of 10,000 targets is about 3.8 MB written in some 300,000 pieces, on the way from a
-/// link-down to its event (issue 28). So the bytes go through a plain pointer, not `Array.append`
+/// link-down to its event (the fleet bench). So the bytes go through a plain pointer, not `Array.append`
 /// (whose uniqueness and capacity checks per piece were a third of the time): into the result's
 /// own storage when `JSONWriter.bytes(capacity:_:)` writes (nothing copied when the capacity was
 /// enough), else into a buffer of the writer's own, grown by doubling.

@@ -103,7 +103,7 @@ public struct ReachabilityStatus: Sendable, Equatable, Decodable {
     /// document shares it with the last) is not compared field by field. Equal bits are equal
     /// values (the same strings' storage, the same numbers); unequal bits are compared with `==`.
     /// Each probe result's document was compared with the last across all 10,000 targets, on the
-    /// engine thread and under the monitor's lock: a third of a link-down's time (issue 28).
+    /// engine thread and under the monitor's lock: a third of a link-down's time (the fleet bench).
     static func sameEntries<Entry: Equatable>(_ entries: [Entry], _ others: [Entry]) -> Bool {
         guard entries.count == others.count else { return false }
         return entries.withUnsafeBufferPointer { entries in

@@ -25,7 +25,7 @@ package enum AllocatorTrim {
     /// A fleet's probes free what they allocated (results, answers, the runs' records) among the
     /// books' long-lived blocks, and nothing is published while nothing changes: at 10,000
     /// `http://` targets every 10 s, glibc held 1.2–1.5 MB of such free pages at rest, 0.13 KiB a
-    /// target (issue 28's RSS per target). Below 1,000 targets (this trimmed only from there) 999
+    /// target (the fleet bench's RSS per target). Below 1,000 targets (this trimmed only from there) 999
     /// `tcp://` targets held 9.5 MB anonymous at rest against 5.6 MB at 1,000: the first round's
     /// free pages, never given back. A trim takes 0.3–0.4 ms at 10,000 targets (perf uprobes), less
     /// for a smaller heap, so it is done once a probe interval (at least `shortestPeriod`), by

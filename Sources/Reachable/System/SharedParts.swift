@@ -7,7 +7,7 @@ import Synchronization
 /// is left.
 ///
 /// For the few jobs of a link-down at 10,000 targets that take milliseconds of one core each —
-/// judging every target, writing the 3.8 MB document — on the way to the one event (issue 28:
+/// judging every target, writing the 3.8 MB document — on the way to the one event (the fleet bench:
 /// ≤ 20 ms). Fixed halves, one a thread, left one core idle for 2–6 ms whenever another of
 /// reachd's threads (a second netlink batch, the probe engine) or the made thread's late start
 /// held up the other half (perf); with parts, the thread that is free takes what is left, so the

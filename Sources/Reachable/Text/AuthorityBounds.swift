@@ -1,7 +1,7 @@
 /// Where the host and the port lie in `HOST[:PORT]` or `[IPv6][:PORT]`: the one split of an
 /// authority for every module — target URLs (`HostSyntax.split`) and the `Host` header
 /// (`HostHeader`). Byte offsets over a buffer, no `String` and no generic code: the `Host` header
-/// is read for every request (issue 23). What the host and the port may hold is each caller's rule.
+/// is read for every request (a profile under wrk). What the host and the port may hold is each caller's rule.
 package struct AuthorityBounds: Equatable {
     /// The host, without its brackets.
     package var host: Range<Int>

@@ -5,7 +5,7 @@ import CZlib
 /// A change's JSON repeats its field names and values (`"field":"targets.t17.state","from":
 /// "unknown","to":"reachable"`) and is kept until `--history` newer ones replace it — for hours.
 /// The first readings of 10,000 targets were some ten changes of 3.3 MB together, held for the
-/// whole run (issue 28's RSS per target, about 330 bytes each); compressed they are a tenth of
+/// whole run (the fleet bench's RSS per target, about 330 bytes each); compressed they are a tenth of
 /// that. Only from `compressedFrom` bytes: a small change (one target's state) gains little and
 /// is read on every request for `/changes`.
 struct KeptChange {

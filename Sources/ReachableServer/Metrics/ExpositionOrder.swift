@@ -1,6 +1,6 @@
 /// Puts the text format in one fixed order: families by name, the series of a family by their
 /// labels. swift-prometheus writes its families and series in the order of its dictionaries,
-/// which changes from process to process; people diff two scrapes (issue 6), and a diff of the
+/// which changes from process to process; people diff two scrapes, and a diff of the
 /// same values should be empty. A family written twice (the registry and `TargetMetrics` write
 /// into one buffer; each target once had a registry of its own) still becomes one: its `# HELP`
 /// and `# TYPE` once, every series in it.

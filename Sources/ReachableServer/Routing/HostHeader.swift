@@ -7,7 +7,7 @@ import Reachable
 /// Read byte by byte in one pass over the field's UTF-8 (no `String` slicing, no generic
 /// collection code): it runs for every request, and a keep-alive `/status` answer costs only a
 /// few microseconds in all — the `Substring`-based reading it replaces took half of reachd's
-/// samples under `wrk` (issue 23).
+/// samples under `wrk` (a profile under wrk).
 enum HostHeader: Equatable, Sendable {
     /// An empty `Host`: a request without an authority (RFC 9110 §7.2), as a missing one.
     case empty
