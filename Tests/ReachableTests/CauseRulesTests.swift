@@ -35,7 +35,8 @@ import Testing
         var target = TargetStatus(name: name, url: url ?? "tcp://\(name).test:80", since: now)
         func family(_ state: TargetStatus.State) -> TargetFamilyStatus {
             state == .unreachable
-                ? TargetFamilyStatus(state: .unreachable, reason: reason, detail: detail, address: "x", interface: "eth0")
+                ? TargetFamilyStatus(
+                    state: .unreachable, reason: reason, detail: detail, address: "x", interface: "eth0")
                 : TargetFamilyStatus(state: state, address: "x", interface: "eth0")
         }
         target.ipv4 = v4.map(family)
@@ -303,9 +304,12 @@ import Testing
         #expect(Self.summary(Self.cause(status)) == "dns/-/2001:db8::53")
         #expect(Self.cause(status)?.text == "nameserver 2001:db8::53 (timeout) fails while another answers")
         var two = status
-        two.dns.servers.append(NameserverStatus(address: "198.18.0.57", state: .failing, reason: .refused, since: Self.now))
+        two.dns.servers.append(
+            NameserverStatus(address: "198.18.0.57", state: .failing, reason: .refused, since: Self.now))
         #expect(Self.summary(Self.cause(two)) == "dns/-/-")
-        #expect(Self.cause(two)?.text == "nameservers 2001:db8::53 (timeout), 198.18.0.57 (refused) fail while another answers")
+        #expect(
+            Self.cause(two)?.text
+                == "nameservers 2001:db8::53 (timeout), 198.18.0.57 (refused) fail while another answers")
         status.targets[0] = Self.target("web", v4: .unreachable, v6: .unreachable)
         #expect(Self.summary(Self.cause(status)) == "target/-/web")
     }

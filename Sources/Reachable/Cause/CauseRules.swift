@@ -14,7 +14,9 @@ public enum CauseRules {
             routing(status, memory) ?? dns(status, targets) ?? path(status, targets) ?? portal(status)
             ?? check(status) ?? target(status, targets) ?? uplink(status) ?? quality(status, targets)
             ?? config(status, memory) ?? oneNameserver(status)
-        return found.map { Cause(layer: $0.layer, family: $0.family, subject: $0.subject, text: $0.text, since: status.changedAt) }
+        return found.map {
+            Cause(layer: $0.layer, family: $0.family, subject: $0.subject, text: $0.text, since: status.changedAt)
+        }
     }
 
     /// A cause before its `since`.
@@ -210,7 +212,8 @@ public enum CauseRules {
         let portals = checkFamilies(status.connectivity).filter { $0.state == .portal }
         guard let first = portals.first else { return nil }
         let host = checkHost(status.connectivity).map { " at \($0)" } ?? ""
-        let family = portals.count == 1 && status.connectivity.ipv4 != nil && status.connectivity.ipv6 != nil
+        let family =
+            portals.count == 1 && status.connectivity.ipv4 != nil && status.connectivity.ipv6 != nil
             ? first.family : nil
         return Finding(layer: .portal, family: family, text: "captive portal\(host)")
     }
@@ -275,7 +278,8 @@ public enum CauseRules {
             }
             let withFamilies = familiesInOrder.filter { connectivity[$0] != nil }.count
             let family = bad.count == 1 && withFamilies == 2 ? bad[0] : nil
-            let state = family.flatMap { connectivity[$0] } .map { ($0.state, $0.reason) }
+            let state =
+                family.flatMap { connectivity[$0] }.map { ($0.state, $0.reason) }
                 ?? (connectivity.state, connectivity.reason)
             let reason = state.1.map { " (\($0.rawValue))" } ?? ""
             return Finding(
@@ -297,7 +301,9 @@ public enum CauseRules {
             let every = families.allSatisfy { target[$0].map { !$0.impairments.isEmpty } ?? false }
             return Finding(
                 layer: .quality, family: every ? nil : family, subject: target.name,
-                text: "\(target.name) is impaired over \(every && families.count == 2 ? "both families" : name(family)): \(words)")
+                text:
+                    "\(target.name) is impaired over \(every && families.count == 2 ? "both families" : name(family)): \(words)"
+            )
         }
         return nil
     }

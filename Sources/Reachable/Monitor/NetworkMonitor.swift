@@ -370,7 +370,11 @@ public final class NetworkMonitor: Sendable {
         state.causeMemory.remember(next.pathFacts)
         next.cause = CauseRules.cause(of: next, remembering: state.causeMemory).map { cause in
             var cause = cause
-            if let last = state.latest.cause, last.isSameCause(as: cause) { cause.since = last.since } else { cause.since = now }
+            if let last = state.latest.cause, last.isSameCause(as: cause) {
+                cause.since = last.since
+            } else {
+                cause.since = now
+            }
             return cause
         }
         guard !next.hasSameContent(as: state.latest) else { return }
