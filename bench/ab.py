@@ -6,7 +6,9 @@ repetition runs every short phase on both binaries back to back, and who goes fi
 per repetition: `/status` keep-alive and `Connection: close` with wrk, one change fanned out to
 1,000 and 5,000 SSE streams, link flaps → SSE event. Then two reachds with 100 HTTP targets each
 (one per binary) are measured over the same windows for CPU. The phases themselves are
-bench/bench.py's (bench/phases/); this file only pairs them, and decides.
+bench/bench.py's (bench/phases/); this file only pairs them, and decides. Last, unless
+`--no-instructions` (`AB_INSTRUCTIONS=0`), bench/instructions.py counts the instructions per
+operation of its four fixed workloads on both binaries under callgrind: above 1.02× fails.
 
 `--auth` (`make bench-ab AUTH=1`): one binary on both sides, base without a web config and new with
 basic auth (one bcrypt user of cost 10, as `htpasswd -B` makes; wrk sends its header on every
@@ -17,8 +19,10 @@ base ÷ new − 1 where higher is better (req/s), on the medians of the repetiti
 larger relative spread, (max − min) ÷ median, of either side's repetitions, and at least
 NOISE_FLOOR. A figure whose worse-by exceeds its noise fails, and so does a phase that failed, or
 errors (wrk socket errors, missed SSE deliveries, missed change events) that new has and base
-has not. Exit 0: pass; 1: a figure is worse, or new has errors base has not; 2: the run could
-not measure (a phase failed, a figure has fewer than MIN_REPS values). Root only; it
+has not, and an instruction count per operation above 1.02× base's. Exit 0: pass; 1: a figure is
+worse, new has errors base has not, or an instruction count is above the limit; 2: the run could
+not measure (a phase failed, a figure has fewer than MIN_REPS values, a workload could not be
+counted). Root only; it
 cleans up its namespaces in every outcome.
 """
 
@@ -39,6 +43,7 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import instructions  # noqa: E402
 import machine  # noqa: E402
 import nsutil  # noqa: E402
 from common import Budget, log  # noqa: E402
@@ -265,7 +270,7 @@ def number(value: float) -> str:
     return f"{value:.3g}"
 
 
-def markdown(meta: dict, figures: list, rows: list[dict], run: Run, outcome: str) -> str:
+def markdown(meta: dict, figures: list, rows: list[dict], run: Run, outcome: str, counted: dict | None) -> str:
     windows = f", {meta['windows']} shared {CFG['target_window']} s windows for the targets' CPU" \
         if meta["windows"] else ""
     lines = [f"### bench-ab: {meta['new_label']} ÷ {meta['base_label']} — {outcome}", "",
@@ -293,6 +298,11 @@ def markdown(meta: dict, figures: list, rows: list[dict], run: Run, outcome: str
     lines += ["", "Errors: " + ("; ".join(shown) if shown else "none on either side.")]
     if run.failures:
         lines += ["", "Phases that failed:", *[f"- {f}" for f in run.failures]]
+    lines += ["", "#### Instructions per operation (callgrind, `bench/instructions.py`)", ""]
+    if counted is None:
+        lines.append("Not counted (`AB_INSTRUCTIONS=0`, or `AUTH=1`).")
+    else:
+        lines.append(instructions.table(counted).rstrip("\n"))
     return "\n".join(lines) + "\n"
 
 
@@ -310,6 +320,10 @@ def main() -> int:
                         f"{MIN_REPS} are dropped to fit")
     parser.add_argument("--auth", action="store_true", help="new = base's binary with basic auth on; "
                         "/status rows only")
+    parser.add_argument("--no-instructions", action="store_true", help="skip the instruction counts "
+                        "(bench/instructions.py) that follow the wall-clock phases")
+    parser.add_argument("--instruction-workloads", default=",".join(instructions.WORKLOADS),
+                        help=f"which of {','.join(instructions.WORKLOADS)}")
     parser.add_argument("--results", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"))
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -338,6 +352,7 @@ def main() -> int:
     started, t0 = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), time.monotonic()
     busy0, total0 = machine.cpu_jiffies()
     reps, per_rep = 0, 0.0
+    counted = None
     try:
         # The targets' windows come last: as many as there were repetitions, each CFG["target_window"] s.
         def targets_need(windows: int) -> float:
@@ -355,6 +370,16 @@ def main() -> int:
         if not args.auth:
             log(f"targets: {reps} shared windows")
             run.attempt("targets", targets, ctxs, reps, run)
+        if not args.auth and not args.no_instructions:
+            # After the wall-clock phases, never beside them: valgrind takes a core for minutes.
+            log("instructions: counting each workload under callgrind, base then new")
+            try:
+                counted = instructions.measure(ctxs["base"]["reachd"], ctxs["new"]["reachd"],
+                                               [w for w in args.instruction_workloads.split(",") if w], log=log)
+            except Exception as exc:  # noqa: BLE001 - a run that could not count, not a crash
+                traceback.print_exc()
+                counted = {"rows": [], "failures": [f"{type(exc).__name__}: {exc}"], "status": 2, "seconds": 0.0,
+                           "limit": instructions.LIMIT, "repeats": 0, "config": instructions.CFG}
     finally:
         nsutil.cleanup()
         subprocess.run(["rm", "-rf", workdir], check=False)
@@ -364,21 +389,24 @@ def main() -> int:
     worse = [r["key"] for r in rows if r["verdict"] == "WORSE"]
     worse += [f"errors ({what})" for what, count in run.errors["new"].items()
               if count and not run.errors["base"].get(what)]
-    incomplete = bool(run.failures) or any(r["verdict"] == "NO DATA" for r in rows)
+    if counted is not None:
+        worse += [f"instructions ({r['name']} {r['ratio']:.3f}×)" for r in counted["rows"] if r["verdict"] == "ABOVE"]
+    incomplete = bool(run.failures) or any(r["verdict"] == "NO DATA" for r in rows) \
+        or (counted is not None and counted["status"] == 2)
     status = 1 if worse else 2 if incomplete else 0
     outcome = ("FAIL: " + ", ".join(worse)) if worse else "FAIL: incomplete run" if incomplete else "PASS"
     meta = {"base_label": args.base_label, "new_label": args.new_label, "base_what": args.base_what,
             "new_what": args.new_what, "reps": reps, "windows": 0 if args.auth else reps, "started": started,
             "seconds": time.monotonic() - t0, "machine": f"{host.get('cores')} cores ({host.get('cpu', '?')})",
             "busy_pct": 100 * (busy1 - busy0) / max(1, total1 - total0)}
-    text = markdown(meta, figures, rows, run, outcome)
+    text = markdown(meta, figures, rows, run, outcome, counted)
     os.makedirs(args.results, exist_ok=True)
     stem = os.path.join(args.results, f"ab-{args.base_label}-{args.new_label}")
     with open(stem + ".md", "w") as f:
         f.write(text)
     with open(stem + ".json", "w") as f:
         json.dump({"meta": meta, "config": CFG, "rows": rows, "errors": run.errors, "failures": run.failures,
-                   "noise_floor": NOISE_FLOOR, "outcome": outcome}, f, indent=1)
+                   "noise_floor": NOISE_FLOOR, "outcome": outcome, "instructions": counted}, f, indent=1)
     print("\n" + text)
     log(f"wrote {stem}.md and .json; {outcome}")
     return status

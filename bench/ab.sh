@@ -6,10 +6,13 @@
 #   NEW_BIN=path BASE_BIN=path bash bench/ab.sh [BASE]    skip either build
 #   AB_REPS=N                   repetitions (default 5; at least 3 always run)
 #   AUTH=1 bash bench/ab.sh     the working tree's reachd without and with basic auth (/status rows)
+#   AB_INSTRUCTIONS=0           skip the instruction counts that follow the wall-clock phases
+#                               (bench/instructions.py under callgrind, 3-4 minutes)
 #
 # BASE is built in a git worktree, .build-ab/base-<sha>, with its own .build (kept: the next run
 # against the same BASE rebuilds warm); the working tree in .build. Needs root (network
-# namespaces). Exit 0: no figure worse than its noise; 1: one is; 2: the run could not measure.
+# namespaces). Exit 0: no figure worse than its noise and no instruction count above 1.02× base's;
+# 1: one is; 2: the run could not measure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -18,8 +21,14 @@ START=$(date +%s)
 bench_require_root bench/ab.sh 2
 git() { command git -c safe.directory="$ROOT" "$@"; }
 
-# ---- tools (what bench/run.sh installs, less nginx: no peer here)
-bench_install_missing bench-ab
+# ---- tools (what bench/run.sh installs, less nginx: no peer here; valgrind for the instruction counts)
+INSTRUCTION_ARGS=()
+if [ "${AB_INSTRUCTIONS:-1}" = 0 ]; then
+    INSTRUCTION_ARGS=(--no-instructions)
+    bench_install_missing bench-ab
+else
+    bench_install_missing bench-ab instructions
+fi
 
 # ---- which commits
 BASE_REF=${1:-${BASE:-}}
@@ -83,13 +92,14 @@ BUILD_SECONDS=$(( $(date +%s) - START ))
 bench_raise_file_limit
 bench_clean_up_on_exit "$WORK"
 
-# ---- the measuring gets what the build left of 10 minutes, less a margin, but never less than
-#      its first 3 repetitions need (a cold build of BASE alone can take longer than 10 minutes)
+# ---- the wall-clock measuring gets what the build left of 10 minutes, less a margin, but never
+#      less than its first 3 repetitions need (a cold build of BASE alone can take longer than 10
+#      minutes); the instruction counts come after it, outside this budget
 BUDGET=$(( 10 * 60 - BUILD_SECONDS - 30 ))
 [ "$BUDGET" -gt 300 ] || BUDGET=300
 echo "bench-ab: base $BASE_WHAT, new $NEW_WHAT; built in ${BUILD_SECONDS} s, measuring budget ${BUDGET} s"
 bench_run_forwarding_signals python3 bench/ab.py --base-bin "$BASE_BIN" --new-bin "$NEW_BIN" --client "$WORK/sseclient" \
     --base-label "$BASE_LABEL" --new-label "$NEW_LABEL" --base-what "$BASE_WHAT" --new-what "$NEW_WHAT" \
-    --reps "${AB_REPS:-5}" --budget "$BUDGET" "${AUTH_ARGS[@]}"
+    --reps "${AB_REPS:-5}" --budget "$BUDGET" "${AUTH_ARGS[@]}" "${INSTRUCTION_ARGS[@]}"
 echo "bench-ab: total $(( $(date +%s) - START )) s (build ${BUILD_SECONDS} s)"
 exit "$BENCH_STATUS"

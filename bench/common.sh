@@ -10,10 +10,15 @@ bench_require_root() {
 
 # Installs from Debian what is missing: wrk, iproute2, procps, a C compiler, python3, and with
 # "peers" nginx and its nchan module (Debian 12: the nchan module's ABI matches the `nginx`
-# package), and blackbox_exporter with the Prometheus that scrapes it (phase fleet). $1: the
+# package), and blackbox_exporter with the Prometheus that scrapes it (phase fleet); with
+# "instructions" valgrind (bench-ab's instruction counts, bench/instructions.py). $1: the
 # prefix of the message.
 bench_install_missing() {
     local need=()
+    if [ "${2:-}" = instructions ]; then
+        command -v valgrind >/dev/null && command -v callgrind_control >/dev/null || need+=(valgrind)
+        command -v strip >/dev/null || need+=(binutils)
+    fi
     if [ "${2:-}" = peers ]; then
         command -v nginx >/dev/null || need+=(nginx)
         [ -f /usr/lib/nginx/modules/ngx_nchan_module.so ] || need+=(libnginx-mod-nchan)
