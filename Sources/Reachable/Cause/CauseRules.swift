@@ -9,14 +9,22 @@ import FoundationEssentials
 /// carries `status.changedAt`, and the monitor keeps the last one's while it is the same cause.
 public enum CauseRules {
     public static func cause(of status: ReachabilityStatus, remembering memory: CauseMemory) -> Cause? {
-        let targets = TargetSurvey(status.targets, isPathFailure: isPathFailure)
-        let found =
-            routing(status, memory) ?? dns(status, targets) ?? path(status, targets) ?? portal(status)
-            ?? check(status) ?? target(status, targets) ?? uplink(status) ?? quality(status, targets)
-            ?? config(status, memory) ?? oneNameserver(status)
+        // The targets are surveyed only when no routing layer fails: a link-down's document need
+        // not walk a fleet's 10,000 entries to name its interface.
+        let found = routing(status, memory) ?? aboveTheRoutes(status, memory)
         return found.map {
             Cause(layer: $0.layer, family: $0.family, subject: $0.subject, text: $0.text, since: status.changedAt)
         }
+    }
+
+    /// The layers from `dns` up, in order.
+    private static func aboveTheRoutes(_ status: ReachabilityStatus, _ memory: CauseMemory) -> Finding? {
+        let targets = TargetSurvey(status.targets, isPathFailure: isPathFailure)
+        if let found = dns(status, targets) ?? path(status, targets) ?? portal(status) ?? check(status) {
+            return found
+        }
+        return target(status, targets) ?? uplink(status) ?? quality(status, targets) ?? config(status, memory)
+            ?? oneNameserver(status)
     }
 
     /// A cause before its `since`.
@@ -66,6 +74,11 @@ public enum CauseRules {
     /// (reachd started without a way out), every family is.
     private static func routing(_ status: ReachabilityStatus, _ memory: CauseMemory) -> Finding? {
         guard status.state != .unknown else { return nil }
+        // The common case, without an array: reachable, every needed family routed.
+        if status.state == .reachable && (status.ipv4 || !memory.needs(.ipv4)) && (status.ipv6 || !memory.needs(.ipv6))
+        {
+            return nil
+        }
         var needed = familiesInOrder.filter { memory.needs($0) }
         if status.state == .unreachable && !needed.contains(where: { !routable(status, $0) }) {
             needed = familiesInOrder

@@ -3,8 +3,9 @@ import Reachable
 
 /// The fields of the log line of a published change (`status changed`), named and typed as in the
 /// document: `transport`, `targets`' `name`/`state`/`reason`/`degraded`, `connectivity`'s and
-/// `dns`' `state`/`reason`, the `cause` (its `layer` and `text`, with `family` and `subject` when
-/// it has them; `layer` `none` when it is null); a reason that is null there is left out here.
+/// `dns`' `state`/`reason`, `cause` (its layer, `none` when it is null) and `causeText` (its
+/// words, when there is one: two plain fields, `cause=link`, since a nested one cost more to write
+/// with every change than naming the cause itself); a reason that is null there is left out here.
 ///
 /// `targets` lists every target of a document of up to `listedInFull` targets. A fleet's is
 /// larger, and a line of all its targets was 589 KB and about 15 ms of CPU at every change with
@@ -37,22 +38,15 @@ enum StatusChangeLine {
             "isDataMetered": .stringConvertible(path.isDataMetered),
             "connectivity": .dictionary(connectivity),
             "dns": .dictionary(dns),
-            "cause": .dictionary(cause(status.cause)),
+            "cause": .string(status.cause?.layer.rawValue ?? "none"),
         ]
+        if let cause = status.cause { metadata["causeText"] = .string(cause.text) }
         if status.targets.count <= listedInFull {
             metadata["targets"] = .array(status.targets.map(entry))
         } else {
             summarize(status.targets, after: previous.targets, into: &metadata)
         }
         return metadata
-    }
-
-    private static func cause(_ cause: Cause?) -> Logger.Metadata {
-        guard let cause else { return ["layer": "none"] }
-        var fields: Logger.Metadata = ["layer": .string(cause.layer.rawValue), "text": .string(cause.text)]
-        if let family = cause.family { fields["family"] = .string(family.rawValue) }
-        if let subject = cause.subject { fields["subject"] = .string(subject) }
-        return fields
     }
 
     /// `targets` (the changed ones, up to `listedInFull`), `targetsChanged`, `targetCounts` and
