@@ -101,4 +101,23 @@ struct UnchangedEntriesTests {
         let (whole, pruned) = try bothDiffs(old, new)
         #expect(whole == ["interfaces.eth0.100.operState: \"up\" → \"down\""] && pruned == whole)
     }
+
+    @Test func theCauseIsTakenOutWhenTheSameAndKeptWhenItChanged() throws {
+        let cause = Cause(layer: .target, subject: "a", text: "a is unreachable (refused)", since: Self.since)
+        var old = Self.document([Self.target("a", .unreachable), Self.target("b")])
+        old.cause = cause
+        var new = old
+        new.sequence = 2
+        new.targets[1] = Self.target("b", .unreachable)
+        let removed = UnchangedEntries.removed(from: old, new)
+        #expect(removed.old.cause == nil && removed.new.cause == nil)
+        try expectSameDiff(old, new)
+        var moved = new
+        moved.cause = Cause(layer: .link, subject: "eth0", text: "eth0 is down", since: Self.since)
+        #expect(UnchangedEntries.removed(from: new, moved).new.cause == moved.cause)
+        try expectSameDiff(new, moved)
+        var cleared = new
+        cleared.cause = nil
+        try expectSameDiff(new, cleared)
+    }
 }

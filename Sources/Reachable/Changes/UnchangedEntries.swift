@@ -5,7 +5,8 @@
 /// change of one target. Compared as values, the targets that did not change are found in about a
 /// millisecond, and a document without them is a few hundred bytes to encode and parse.
 ///
-/// What is taken out: a target or an interface equal in both documents. `DocumentDiff` gives the
+/// What is taken out: a target or an interface equal in both documents, and the cause when it is
+/// the same in both (most changes leave it as it was). `DocumentDiff` gives the
 /// same result without them: it pairs those arrays' entries by `name`, and two equal entries are
 /// written the same and differ in nothing. Only where that pairing is certain — the names of
 /// each array are distinct in both documents —; elsewhere nothing is taken out, which is always
@@ -23,6 +24,10 @@ public enum UnchangedEntries {
         if let (oldInterfaces, newInterfaces) = unshared(old.interfaces, new.interfaces, name: \.name) {
             old.interfaces = oldInterfaces
             new.interfaces = newInterfaces
+        }
+        if old.cause == new.cause {
+            old.cause = nil
+            new.cause = nil
         }
         return (old, new)
     }

@@ -87,7 +87,7 @@ final class ChangeHistory: Sendable {
     /// nothing was taken out of it, else encoded here.
     private static func text(of kept: ReachabilityStatus, from whole: Recorded) -> ArraySlice<UInt8> {
         if let json = whole.json, kept.targets.count == whole.status.targets.count,
-            kept.interfaces.count == whole.status.interfaces.count
+            kept.interfaces.count == whole.status.interfaces.count, kept.cause == whole.status.cause
         {
             return json
         }
