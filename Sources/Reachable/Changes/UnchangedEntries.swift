@@ -5,8 +5,9 @@
 /// change of one target. Compared as values, the targets that did not change are found in about a
 /// millisecond, and a document without them is a few hundred bytes to encode and parse.
 ///
-/// What is taken out: a target or an interface equal in both documents, and the cause when it is
-/// the same in both (most changes leave it as it was). `DocumentDiff` gives the
+/// What is taken out: a target or an interface equal in both documents, and — when one was, so the
+/// documents are encoded again anyway — the cause when it is the same in both (most changes leave
+/// it as it was); a document left whole is diffed from the text already encoded for it. `DocumentDiff` gives the
 /// same result without them: it pairs those arrays' entries by `name`, and two equal entries are
 /// written the same and differ in nothing. Only where that pairing is certain — the names of
 /// each array are distinct in both documents —; elsewhere nothing is taken out, which is always
@@ -17,15 +18,18 @@ public enum UnchangedEntries {
         from old: ReachabilityStatus, _ new: ReachabilityStatus
     ) -> (old: ReachabilityStatus, new: ReachabilityStatus) {
         var (old, new) = (old, new)
+        var tookOut = false
         if let (oldTargets, newTargets) = unshared(old.targets, new.targets, name: \.name) {
             old.targets = oldTargets
             new.targets = newTargets
+            tookOut = true
         }
         if let (oldInterfaces, newInterfaces) = unshared(old.interfaces, new.interfaces, name: \.name) {
             old.interfaces = oldInterfaces
             new.interfaces = newInterfaces
+            tookOut = true
         }
-        if old.cause == new.cause {
+        if tookOut && old.cause == new.cause {
             old.cause = nil
             new.cause = nil
         }
