@@ -177,9 +177,12 @@ def test_a_client_that_left_is_freed_by_the_next_heartbeat(reachd_factory):
     for client in clients:
         client.close()
     closed = time.monotonic()
+    # The clients closed just after a heartbeat: the next comes about one heartbeat later, the one
+    # after about two. Below 1.9 tells them apart with room for a busy machine (1.5 failed once
+    # at 3.02 s under a benchmark's load).
     while len(os.listdir(f"/proc/{pid}/fd")) > baseline:
         elapsed = time.monotonic() - closed
-        assert elapsed < heartbeat * 1.5, (f"{len(os.listdir(f'/proc/{pid}/fd')) - baseline} streams of departed "
+        assert elapsed < heartbeat * 1.9, (f"{len(os.listdir(f'/proc/{pid}/fd')) - baseline} streams of departed "
                                            f"clients still open {elapsed:.1f} s after they left (heartbeat {heartbeat} s)")
         time.sleep(0.05)
     print(f"\n20 departed clients freed {time.monotonic() - closed:.2f} s after they left (heartbeat {heartbeat} s)")
