@@ -172,7 +172,10 @@ enum NetlinkStream {
             require(!json.contains(UInt8(ascii: "\n")), "the JSON spans lines (an SSE data line would break)")
             do {
                 let decoded = try ReachabilityStatus(jsonBytes: json)
-                require(decoded == status, "the JSON does not read back as the same document")
+                // The path's facts are reachd's own (the cause's), not on the wire.
+                var wire = status
+                wire.pathFacts = PathFacts()
+                require(decoded == wire, "the JSON does not read back as the same document")
             } catch {
                 require(false, "the JSON does not decode: \(error)")
             }
