@@ -84,6 +84,7 @@ import Testing
         Refused(spec: "c=dns://198.18.0.1/db.test?expect=2001:db8::1", words: "is not an IPv4 address"),
         Refused(spec: "c=dns://198.18.0.1/db.test?type=MX&expect=a%20b", words: "is not a DNS name"),
         Refused(spec: "c=dns://198.18.0.1/db.test?type=TXT&expect=%zz", words: "expect needs a value"),
+        Refused(spec: "c=dns://198.18.0.1/db.test?type=TXT&expect=%C3", words: "expect needs a value"),
         Refused(spec: "c=dns://198.18.0.1/db.test?expect=", words: "expect needs a value"),
         Refused(spec: "c=dns://198.18.0.1/db.test#x", words: "a fragment"),
         Refused(spec: "c=dns://u@198.18.0.1/db.test", words: "credentials"),

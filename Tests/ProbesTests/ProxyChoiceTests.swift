@@ -201,6 +201,8 @@ import Testing
         Refused(text: "http://proxy.test:http", problem: .invalidPort),
         Refused(text: "http://proxy.test:3128/path", problem: .unexpectedPath),
         Refused(text: "http://user:pa%zzss@proxy.test:3128", problem: .invalidCredentials),
+        Refused(text: "http://user:pa%4@proxy.test:3128", problem: .invalidCredentials),
+        Refused(text: "http://user:pa%FFss@proxy.test:3128", problem: .invalidCredentials),
     ]
 
     @Test(arguments: refused) func aProxyURLReachdCannotUseIsRefused(_ test: Refused) {

@@ -53,7 +53,7 @@ public struct DNSTargetQuery: Sendable, Hashable {
         }
         var expected: DNSValue?
         if let expectText {
-            guard let decoded = percentDecoded(expectText), !decoded.isEmpty else {
+            guard let decoded = PercentDecoding.decoded(expectText), !decoded.isEmpty else {
                 return refuse("expect needs a value (percent-encoded where it must be)")
             }
             guard let value = DNSValue.expected(decoded, for: type) else {
@@ -69,32 +69,5 @@ public struct DNSTargetQuery: Sendable, Hashable {
             expected = value
         }
         return .success(DNSTargetQuery(name: String(name), type: type, expected: expected))
-    }
-
-    /// `%XX` decoded (a TXT value may hold spaces or `&`); `nil` for a broken escape or bytes
-    /// that are not UTF-8.
-    static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = text.utf8.makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                return nil
-            }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }

@@ -99,12 +99,12 @@ public final class ProxyURL: Sendable, Hashable, CustomStringConvertible {
             let userinfo = rest[..<at]
             rest = rest[rest.index(after: at)...]
             let colon = userinfo.firstIndex(of: ":")
-            guard let user = percentDecoded(userinfo[..<(colon ?? userinfo.endIndex)]) else {
+            guard let user = PercentDecoding.decoded(userinfo[..<(colon ?? userinfo.endIndex)]) else {
                 return .failure(.invalidCredentials)
             }
             username = user
             if let colon {
-                guard let secret = percentDecoded(userinfo[userinfo.index(after: colon)...]) else {
+                guard let secret = PercentDecoding.decoded(userinfo[userinfo.index(after: colon)...]) else {
                     return .failure(.invalidCredentials)
                 }
                 password = secret
@@ -136,35 +136,5 @@ public final class ProxyURL: Sendable, Hashable, CustomStringConvertible {
         let start = text.firstRange(of: "://")?.upperBound ?? text.startIndex
         guard start <= at else { return "***" + text[text.index(after: at)...] }
         return text[..<start] + "***" + text[at...]
-    }
-
-    /// `%XX` decoded; `nil` for a `%` without two hex digits.
-    private static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var index = text.utf8.startIndex
-        let utf8 = text.utf8
-        while index != utf8.endIndex {
-            let byte = utf8[index]
-            index = utf8.index(after: index)
-            guard byte == UInt8(ascii: "%") else {
-                bytes.append(byte)
-                continue
-            }
-            guard index != utf8.endIndex, case let high = utf8[index], let h = hexValue(high) else { return nil }
-            index = utf8.index(after: index)
-            guard index != utf8.endIndex, case let low = utf8[index], let l = hexValue(low) else { return nil }
-            index = utf8.index(after: index)
-            bytes.append(h << 4 | l)
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
