@@ -34,13 +34,14 @@ import time
 import pytest
 
 import netns
-from conftest import ISO8601_MS_Z, SSEClient, get_status, http, start_reachd, stop_reachd
+from conftest import ISO8601_MS_Z, get_status, http, start_reachd, stop_reachd
 from icmp_world import icmp_world, reachd_icmp  # noqa: F401
 from reachd_process import reachd_binary
 from world import (HANG, NO_CONTENT, OK, PORTAL_LOGIN, UNAVAILABLE, readyz, reachd_in,  # noqa: F401
                    redirect, status, target_args, wait_status, world)
 from world_dualstack import AAAA, FAMILIES, dual_world, reachd_dual  # noqa: F401
 from world_uplinks import check_url, reachd_up, uplinks, wait_uplink  # noqa: F401
+from test_stall_recheck import EventLog  # every /events document, read by a thread of its own
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
 
@@ -131,35 +132,6 @@ def log_records(server) -> list[dict]:
 
 def status_changed(server) -> list[dict]:
     return [r for r in log_records(server) if r.get("message") == "status changed"]
-
-
-class EventLog:
-    """Every `status` document of `/events` from now until `close()`, read by a thread of its own
-    (as test_stall_recheck.py's: the reader never falls behind, so no document is skipped)."""
-
-    def __init__(self, server) -> None:
-        self.docs: list[dict] = []
-        self._client = SSEClient(server.port, ns=server.netns, timeout=60)
-        self._stopping = threading.Event()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                event = self._client.next_event(timeout=0.2)
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            if event.event == "status":
-                self.docs.append(event.doc)
-
-    def close(self) -> list[dict]:
-        self._stopping.set()
-        self._thread.join(timeout=2)
-        self._client.close()
-        return self.docs
 
 
 def same_cause(a: dict | None, b: dict | None) -> bool:
