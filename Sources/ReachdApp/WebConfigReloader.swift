@@ -42,7 +42,7 @@ public final class WebConfigReloader: Sendable {
             return true
         case .failure(let error):
             metrics.recordWebConfigReload(successful: false)
-            monitor.setWebConfigRefusal((file: security.path, error: "\(error)"))
+            monitor.setWebConfigRefusal(CauseMemory.RefusedFile(file: security.path, error: "\(error)"))
             var refused = metadata
             refused["error"] = "\(error)"
             logger.error("web config not applied; the previous one stays", metadata: refused)

@@ -289,7 +289,7 @@ import Testing
         #expect(Self.summary(Self.cause(status)) == "config/-/-")
         #expect(Self.cause(status)?.text.contains("line 3") == true)
         var memory = Self.dualStack
-        memory.webConfigRefusal = ("/etc/reachd/web.yml", "tls_server_config.cert_file: no such file")
+        memory.webConfigRefusal = .init(file: "/etc/reachd/web.yml", error: "tls_server_config.cert_file: no such file")
         #expect(Self.cause(Self.healthy(), memory)?.text.hasPrefix("web config /etc/reachd/web.yml") == true)
     }
 

@@ -7,18 +7,20 @@ public struct CauseMemory: Sendable, Equatable {
     public var lastWayOut: [AddressFamily: String] = [:]
     /// `--web-config-file` and why its last reading was not applied; `nil` while the one read
     /// last is in force.
-    public var webConfigRefusal: (file: String, error: String)? {
-        get { refusedWebConfig.map { ($0.file, $0.error) } }
-        set { refusedWebConfig = newValue.map { RefusedFile(file: $0.file, error: $0.error) } }
-    }
-    private var refusedWebConfig: RefusedFile?
+    public var webConfigRefusal: RefusedFile?
 
-    private struct RefusedFile: Sendable, Equatable {
-        var file: String
-        var error: String
+    /// A configuration file whose last reading was not applied, and why.
+    public struct RefusedFile: Sendable, Equatable {
+        public var file: String
+        public var error: String
+
+        public init(file: String, error: String) {
+            self.file = file
+            self.error = error
+        }
     }
 
-    public init(lastWayOut: [AddressFamily: String] = [:], webConfigRefusal: (file: String, error: String)? = nil) {
+    public init(lastWayOut: [AddressFamily: String] = [:], webConfigRefusal: RefusedFile? = nil) {
         self.lastWayOut = lastWayOut
         self.webConfigRefusal = webConfigRefusal
     }

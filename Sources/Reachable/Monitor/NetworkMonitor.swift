@@ -356,7 +356,7 @@ public final class NetworkMonitor: Sendable {
 
     /// `--web-config-file`'s last reading was refused (`nil`: the one read last is in force): a
     /// cause of layer `config` while nothing else fails.
-    package func setWebConfigRefusal(_ refusal: (file: String, error: String)?) {
+    package func setWebConfigRefusal(_ refusal: CauseMemory.RefusedFile?) {
         state.withLock { $0.causeMemory.webConfigRefusal = refusal }
         update { _ in }
     }
