@@ -45,7 +45,7 @@ public final class ReachabilityServer: Service, Sendable {
             retryMilliseconds: configuration.retryMilliseconds, writers: configuration.threads
         )
         // The document at start is the baseline of `/changes`, not a change (`ChangeHistory`).
-        changes = ChangeHistory(capacity: configuration.history, baseline: snapshot.status, encoded: snapshot.json)
+        changes = ChangeHistory(capacity: configuration.history, baseline: snapshot.status)
         metrics.update(status)
         metrics.recordSource(monitor.statistics)
         metrics.recordChangesKept(0)
@@ -107,7 +107,7 @@ public final class ReachabilityServer: Service, Sendable {
         // change history, once it has diffed the new one against them, and the log line).
         withExtendedLifetime(replaced) { metrics.eventsSent(hub.publish(frame)) }
         // Diffed here, once per change, against the document published before.
-        metrics.recordChangesKept(changes.record(status, encoded: snapshot.json))
+        metrics.recordChangesKept(changes.record(status))
         // After the streams have the frame, off a link-down's way to its event; a scrape that
         // comes first applies the installed document itself (`ServerMetrics.response`), so
         // `/metrics` is never older than `/status`.

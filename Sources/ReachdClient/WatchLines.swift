@@ -41,7 +41,7 @@ package struct WatchLines {
         lines.append(StatusText.summary(status))
         if let last {
             lines += ChangeText.lines(DocumentDiff.changes(from: last.document, to: document), in: document).map {
-                "  " + $0
+                "  " + StatusText.visible($0)
             }
         }
         last = (status.sequence, document)

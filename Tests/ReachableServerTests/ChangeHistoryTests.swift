@@ -64,7 +64,7 @@ struct ChangeHistoryTests {
         history.record(Self.document(2, state: .reachable))
         #expect(
             try Self.changes(history)["changes"]?.jsonText
-                == #"[{"sequence":2,"changedAt":"\#(Self.time(2))","diff":[]}]"#)
+                == #"[{"sequence":2,"changedAt":"\#(Self.time(2))","diff":[],"lines":[]}]"#)
     }
 
     @Test func aTargetThatChangedAmongManyIsItsFieldsOnly() throws {
@@ -82,14 +82,14 @@ struct ChangeHistoryTests {
         #expect(
             try Self.changes(history)["changes"]?.jsonText
                 == #"[{"sequence":2,"changedAt":"\#(Self.time(2))","diff":[{"field":"targets.t250.state","#
-                + #""from":"reachable","to":"unreachable"},{"field":"targets.t250.reason","from":null,"to":"refused"}]}]"#
+                + #""from":"reachable","to":"unreachable"},{"field":"targets.t250.reason","from":null,"to":"refused"}],"#
+                + #""lines":["target t250: reachable → unreachable (refused)"]}]"#
         )
     }
 
-    /// The server hands its encoding of each document: a document nothing was taken out of (a
-    /// link-down) is read from it, and the entry is what encoding the document would give; a
-    /// document with shared targets is encoded without them, whatever text was handed.
-    @Test func theServersEncodingGivesTheSameEntries() throws {
+    /// Each change is computed from the values, without the entries both documents share: its
+    /// diff is the one of the two whole documents' text, and its lines are that diff in words.
+    @Test func theDiffOfTheValuesIsTheDiffOfTheWholeText() throws {
         let names = (0..<20).map { "t\($0)" }
         func document(_ sequence: UInt64, down: Set<String>) -> ReachabilityStatus {
             var status = Self.document(sequence, state: down.isEmpty ? .reachable : .unreachable)
@@ -100,22 +100,29 @@ struct ChangeHistoryTests {
             }
             return status
         }
-        let steps = [document(2, down: Set(names)), document(3, down: ["t3"]), document(4, down: [])]
-        let plain = ChangeHistory(capacity: 5, baseline: document(1, down: []))
-        let handed = ChangeHistory(
-            capacity: 5, baseline: document(1, down: []), encoded: document(1, down: []).jsonBytes()[...])
-        for step in steps {
-            plain.record(step)
-            handed.record(step, encoded: step.jsonBytes()[...])
+        let documents = [
+            document(1, down: []), document(2, down: Set(names)), document(3, down: ["t3"]), document(4, down: []),
+        ]
+        let history = ChangeHistory(capacity: 5, baseline: documents[0])
+        for step in documents.dropFirst() { history.record(step) }
+        guard case .array(let entries) = try Self.changes(history)["changes"] else {
+            Issue.record("no changes array")
+            return
         }
-        #expect(handed.response.body == plain.response.body)
-        #expect(try Self.changes(plain)["changes"]?.jsonText.contains(#""field":"targets.t0.state""#) == true)
-        // Some targets shared: the handed text is not what the diff reads.
-        let shared = ChangeHistory(capacity: 5, baseline: document(1, down: []))
-        shared.record(document(2, down: ["t3"]), encoded: Array("not the document".utf8)[...])
-        let lone = ChangeHistory(capacity: 5, baseline: document(1, down: []))
-        lone.record(document(2, down: ["t3"]))
-        #expect(shared.response.body == lone.response.body && shared.count == 1)
+        #expect(entries.count == 3)
+        for (entry, (old, new)) in zip(entries, zip(documents, documents.dropFirst())) {
+            let whole = try JSONValue(parsing: new.jsonBytes())
+            let diff = DocumentDiff.changes(from: try JSONValue(parsing: old.jsonBytes()), to: whole)
+            #expect(entry["diff"]?.jsonText == JSONValue.array(diff.map(Self.tree)).jsonText)
+            #expect(entry["lines"] == .array(ChangeText.lines(diff, in: whole).map(JSONValue.string)))
+        }
+        #expect(
+            entries[2]["lines"]
+                == .array([.string("network: unreachable → reachable"), .string("target t3: unreachable → reachable")]))
+    }
+
+    private static func tree(_ change: FieldChange) -> JSONValue {
+        .object([.init("field", .string(change.field)), .init("from", change.from), .init("to", change.to)])
     }
 
     @Test func aRequestSharesTheRenderedAnswer() {

@@ -130,6 +130,28 @@ import Testing
         #expect(text.contains(#""dns":{"state":"degraded","name":"kubernetes.default.svc.cluster.local.","#))
     }
 
+    /// `/changes` compares the tree the encoder builds (`jsonValue`), `/status` serves its text:
+    /// the two are one shape, whatever the document holds.
+    @Test func theTreeIsTheTextParsed() throws {
+        var status = Self.example()
+        status.cause = Cause(
+            layer: .link, family: .ipv6, subject: "eth0", text: "eth0 is \u{1b} down", since: Self.changedAt)
+        status.targets = (0..<3).map { index in
+            TargetStatus(
+                name: "t\(index)", url: "tcp://db.test:5432", state: .unreachable, reason: .timeout,
+                detail: "\"quoted\"",
+                addresses: ["198.18.1.10", "2001:db8::1"], since: Self.changedAt,
+                ipv4: TargetFamilyStatus(state: .reachable, address: "198.18.1.10", interface: "eth0"), degraded: true)
+        }
+        status.dns = DNSStatus(
+            state: .degraded, name: "k.test.", since: Self.changedAt,
+            servers: [NameserverStatus(address: "10.96.0.11", state: .failing, reason: .timeout, since: Self.changedAt)]
+        )
+        status.targetsFile = TargetsFileStatus(path: "/etc/reachd/targets", appliedAt: Self.changedAt, error: nil)
+        #expect(status.jsonValue == (try JSONValue(parsing: status.jsonBytes())))
+        #expect(Self.example().jsonValue == (try JSONValue(parsing: Self.example().jsonBytes())))
+    }
+
     @Test func isOneLine() {
         let bytes = Self.example(name: "line\nbreak\r").jsonBytes()
         #expect(!bytes.contains(UInt8(ascii: "\n")))

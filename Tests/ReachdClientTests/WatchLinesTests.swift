@@ -81,8 +81,18 @@ struct WatchLinesTests {
     }
 
     @Test func controlCharactersInNamesAreShownEscaped() throws {
-        let lines = try Self.words(#"{"interfaces":[]}"#, #"{"interfaces":[{"name":"e\u001bx"}]}"#)
-        #expect(lines == ["interface e\\x1bx added"])
+        // The words are the document's (the server's `/changes` sends them JSON-escaped); the
+        // terminal's lines make them visible.
+        #expect(
+            try Self.words(#"{"interfaces":[]}"#, #"{"interfaces":[{"name":"e\u001bx"}]}"#) == [
+                "interface e\u{1b}x added"
+            ])
+        var watch = WatchLines()
+        let (first, firstDocument) = try Self.status(1, .reachable)
+        _ = watch.lines(for: first, document: firstDocument)
+        let (second, _) = try Self.status(2, .reachable)
+        let renamed = try JSONValue(parsing: #"{"sequence":2,"interfaces":[{"name":"e\u001bx"}]}"#)
+        #expect(watch.lines(for: second, document: renamed).dropFirst().contains("  interface e\\x1bx added"))
     }
 
     private static func status(_ sequence: UInt64, _ state: NetworkPath.State) throws -> (ReachabilityStatus, JSONValue)

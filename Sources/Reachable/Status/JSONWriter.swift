@@ -10,7 +10,7 @@ import Glibc
 /// (whose uniqueness and capacity checks per piece were a third of the time): into the result's
 /// own storage when `JSONWriter.bytes(capacity:_:)` writes (nothing copied when the capacity was
 /// enough), else into a buffer of the writer's own, grown by doubling.
-public final class JSONWriter {
+public final class JSONWriter: JSONOutput {
     /// Where the bytes go: the storage `bytes(capacity:_:)` lends, or `malloc`'s (`ownsBuffer`).
     @exclusivity(unchecked) private var base: UnsafeMutablePointer<UInt8>
     @exclusivity(unchecked) private var capacity: Int
@@ -189,14 +189,8 @@ public final class JSONWriter {
         literal(value ? "true" : "false")
     }
 
-    /// A string, or `null`: optional fields are always present, so clients see a stable shape.
-    public func optionalString(_ text: String?) {
-        if let text { string(text) } else { literal("null") }
-    }
-
-    /// A value, or `null` (a family without addresses).
-    public func optional<Value>(_ value: Value?, _ body: (Value) -> Void) {
-        if let value { body(value) } else { literal("null") }
+    public func null() {
+        literal("null")
     }
 
     /// Bytes that are not a JSON value (an SSE frame's head and tail around the document): as
@@ -255,11 +249,6 @@ public final class JSONWriter {
             unchecked(UInt8(ascii: "\""))
         }
         needsComma = true
-    }
-
-    /// `plain(_:)`, or `null`.
-    public func optionalPlain(_ text: String?) {
-        if let text { plain(text) } else { literal("null") }
     }
 
     public func string(_ text: String) {

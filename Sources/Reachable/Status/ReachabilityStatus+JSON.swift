@@ -1,8 +1,9 @@
 import FoundationEssentials
 
-/// The wire form of the status document, written by hand: Foundation's encoder on Linux emits
-/// keys in hash order, and clients (and people reading `curl` output) deserve the contract's
-/// order. It is one line of JSON, as an SSE `data:` field needs.
+/// The wire form of the status document — its keys and their order, written once: Foundation's
+/// encoder on Linux emits keys in hash order, and clients (and people reading `curl` output)
+/// deserve the contract's order. Written to a `JSONOutput`: as one line of JSON (`JSONWriter`, as
+/// an SSE `data:` field needs), or as the tree `/changes` compares (`jsonValue`).
 ///
 /// The key names are written here as literals, not read from the types' synthesised `CodingKeys`
 /// (private to each type): the round-trip tests (`StatusJSONTests`: every field set, encoded,
@@ -44,6 +45,15 @@ extension ReachabilityStatus {
 
     /// Writes the document where `json` stands (after an SSE frame's head: `EventFrame`).
     public func write(to json: JSONWriter) {
+        write(into: json)
+    }
+
+    /// The document as a tree, for a diff (`DocumentDiff`).
+    public var jsonValue: JSONValue {
+        JSONTreeBuilder.tree { write(into: $0) }
+    }
+
+    private func write<Output: JSONOutput>(into json: Output) {
         json.object {
             json.field("state") { json.plain(state.rawValue) }
             json.field("isReachable") { json.bool(isReachable) }
@@ -110,7 +120,7 @@ extension ReachabilityStatus {
     }
 
     /// The lowest failing layer, first thing a reader meets.
-    private static func cause(_ json: JSONWriter, _ cause: Cause) {
+    private static func cause<Output: JSONOutput>(_ json: Output, _ cause: Cause) {
         json.object {
             json.field("layer") { json.plain(cause.layer.rawValue) }
             json.field("family") { json.optionalPlain(cause.family?.rawValue) }
@@ -121,7 +131,7 @@ extension ReachabilityStatus {
     }
 
     /// One entry of `targets`.
-    private static func target(_ json: JSONWriter, _ target: TargetStatus) {
+    private static func target<Output: JSONOutput>(_ json: Output, _ target: TargetStatus) {
         json.object {
             json.field("name") { json.string(target.name) }
             json.field("url") { json.string(target.url) }
@@ -145,7 +155,7 @@ extension ReachabilityStatus {
     }
 
     /// The top-level check and each uplink's are the same object.
-    private static func connectivity(_ json: JSONWriter, _ connectivity: ConnectivityStatus) {
+    private static func connectivity<Output: JSONOutput>(_ json: Output, _ connectivity: ConnectivityStatus) {
         json.object {
             json.field("state") { json.plain(connectivity.state.rawValue) }
             json.field("url") { json.optionalString(connectivity.url) }
@@ -161,8 +171,8 @@ extension ReachabilityStatus {
 
     /// `"ipv4": {…}, "ipv6": null, "degraded": …`: each family's object, written by `fields`, or
     /// `null` when the family has no addresses; then whether a family is down while the whole is up.
-    private static func families<Family>(
-        _ json: JSONWriter, _ family: (AddressFamily) -> Family?, degraded: Bool, _ fields: (Family) -> Void
+    private static func families<Output: JSONOutput, Family>(
+        _ json: Output, _ family: (AddressFamily) -> Family?, degraded: Bool, _ fields: (Family) -> Void
     ) {
         // Spelled out, not `AddressFamily.allCases` (an array made at every call) and their names.
         json.field("ipv4") { json.optional(family(.ipv4)) { status in json.object { fields(status) } } }
@@ -171,7 +181,7 @@ extension ReachabilityStatus {
     }
 
     /// `"state": …, "reason": …|null`: every verdict in the document reads the same way.
-    private static func stateAndReason(_ json: JSONWriter, _ state: String, _ reason: String?) {
+    private static func stateAndReason<Output: JSONOutput>(_ json: Output, _ state: String, _ reason: String?) {
         json.field("state") { json.plain(state) }
         json.field("reason") { json.optionalPlain(reason) }
     }

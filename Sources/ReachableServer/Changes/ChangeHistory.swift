@@ -14,21 +14,14 @@ import Synchronization
 /// server's loop skipped (the monitor keeps only the newest for a slow reader) is folded into the
 /// next change's diff.
 ///
-/// The last document is kept as its value (the one the snapshot holds: nothing copied), not as a
-/// parsed tree (2.6 KB a target at 10,000 targets): each diff encodes and parses only the
-/// entries that are not equal in both documents (`UnchangedEntries`). A document nothing was
-/// taken out of (a link-down changes every target) is read from the text the server already
-/// encoded for it, not encoded again.
+/// Each change is computed from the values (`UnchangedEntries` takes out the entries both
+/// documents share unchanged; the rest are built as trees by the document's one encoder and
+/// compared by `DocumentDiff`) and worded once (`ChangeText`): the page shows those lines, and no
+/// JSON is parsed here.
 final class ChangeHistory: Sendable {
-    /// A document recorded, with the text the server encoded for it (a slice of its frame), if any.
-    private struct Recorded {
-        var status: ReachabilityStatus
-        var json: ArraySlice<UInt8>?
-    }
-
     private struct State {
         /// The last document recorded: what the next one is compared with.
-        var previous: Recorded
+        var previous: ReachabilityStatus
         /// Each change's JSON object, rendered once (and compressed when large).
         var changes: KeptChanges
         /// The answer for `changes`, once a request has asked for it.
@@ -44,33 +37,25 @@ final class ChangeHistory: Sendable {
     /// - Parameters:
     ///   - capacity: how many changes are kept (`--history`, at least 1).
     ///   - byteBudget: how many bytes of changes are kept at most (the newest always is).
-    ///   - baseline: the document the server starts with, and its encoding if the caller has it.
-    init(
-        capacity: Int, byteBudget: Int = KeptChanges.defaultByteBudget, baseline: ReachabilityStatus,
-        encoded json: ArraySlice<UInt8>? = nil
-    ) {
+    ///   - baseline: the document the server starts with.
+    init(capacity: Int, byteBudget: Int = KeptChanges.defaultByteBudget, baseline: ReachabilityStatus) {
         let changes = KeptChanges(capacity: capacity, byteBudget: byteBudget)
-        state = Mutex(State(previous: Recorded(status: baseline, json: json), changes: changes, response: nil))
+        state = Mutex(State(previous: baseline, changes: changes, response: nil))
     }
 
-    /// Records the document just published, and its encoding if the caller has it (the server:
-    /// the slice of its frame `/status` serves); returns how many changes are kept.
+    /// Records the document just published; returns how many changes are kept.
     @discardableResult
-    func record(_ status: ReachabilityStatus, encoded json: ArraySlice<UInt8>? = nil) -> Int {
+    func record(_ status: ReachabilityStatus) -> Int {
         // Diffed and rendered before the lock: publishing is the only writer, and a request
         // waits for nothing but the swap.
         let previous = state.withLock { $0.previous }
-        let current = Recorded(status: status, json: json)
-        let (before, after) = UnchangedEntries.removed(from: previous.status, status)
-        // Both texts are reachd's own encoding: they parse (a failure would be a defect, and the
-        // change is then left out rather than recorded wrong).
-        guard let old = try? JSONValue(parsing: Self.text(of: before, from: previous)),
-            let document = try? JSONValue(parsing: Self.text(of: after, from: current))
-        else { return count }
-        let entry = KeptChange(Self.entry(for: document, diff: DocumentDiff.changes(from: old, to: document)))
+        let (before, after) = UnchangedEntries.removed(from: previous, status)
+        let document = after.jsonValue
+        let diff = DocumentDiff.changes(from: before.jsonValue, to: document)
+        let entry = KeptChange(Self.entry(for: status, diff: diff, lines: ChangeText.lines(diff, in: document)))
         let (released, kept) = state.withLock { state in
             let replaced = state.previous
-            state.previous = current
+            state.previous = status
             state.changes.append(entry)
             state.recorded += 1
             let released = state.response
@@ -81,17 +66,6 @@ final class ChangeHistory: Sendable {
         // fleet's size) and response (with the daemon's form of it) are released out of the lock.
         _ = released
         return kept
-    }
-
-    /// The text of `kept`, what is left of `whole` for the diff: `whole`'s own encoding when
-    /// nothing was taken out of it, else encoded here.
-    private static func text(of kept: ReachabilityStatus, from whole: Recorded) -> ArraySlice<UInt8> {
-        if let json = whole.json, kept.targets.count == whole.status.targets.count,
-            kept.interfaces.count == whole.status.interfaces.count, kept.cause == whole.status.cause
-        {
-            return json
-        }
-        return kept.jsonBytes()[...]
     }
 
     /// The `/changes` answer as of the last change: rendered by the first request after it,
@@ -112,15 +86,18 @@ final class ChangeHistory: Sendable {
     /// How many changes are kept (`reachd_changes_kept`).
     var count: Int { state.withLock { $0.changes.count } }
 
-    /// `{"sequence": 17, "changedAt": "…", "diff": [{"field": …, "from": …, "to": …}, …]}`.
-    private static func entry(for document: JSONValue, diff: [FieldChange]) -> [UInt8] {
+    /// `{"sequence": 17, "changedAt": "…", "diff": [{"field": …, "from": …, "to": …}, …],
+    /// "lines": ["target db: reachable → unreachable (refused: …)", …]}`.
+    private static func entry(for status: ReachabilityStatus, diff: [FieldChange], lines: [String]) -> [UInt8] {
         // Written where it is kept (a link-down's change at 10,000 targets is 6 MB, which a
-        // writer grown by doubling copied a dozen times): room for about 96 bytes a field.
-        let written = JSONWriter.bytes(capacity: 128 + 96 * diff.count) { json in
+        // writer grown by doubling copied a dozen times): room for about 96 bytes a field and
+        // 80 a line.
+        let written = JSONWriter.bytes(capacity: 128 + 96 * diff.count + 80 * lines.count) { json in
             json.object {
-                json.field("sequence") { (document["sequence"] ?? .null).write(to: json) }
-                json.field("changedAt") { (document["changedAt"] ?? .null).write(to: json) }
+                json.field("sequence") { json.raw(String(status.sequence)) }
+                json.field("changedAt") { json.timestamp(status.changedAt, ReachabilityStatus.timestampStyle) }
                 json.field("diff") { json.array(diff) { $0.write(to: json) } }
+                json.field("lines") { json.array(lines) { json.string($0) } }
             }
         }
         // Kept for as long as the change is: without much room unused.

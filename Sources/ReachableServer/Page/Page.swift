@@ -13,10 +13,11 @@ import FoundationEssentials
 ///   from across a room); one scale of tones (good, warn, bad, idle) for every part.
 /// - `page.js`: reads `/status` and `/changes` (a 404 from an older reachd: the record starts
 ///   then), then follows `/events`; every document is drawn whole (status is state, not a log).
-///   Each event is diffed with the one before by the same rules as `DocumentDiff` and worded as
-///   `reachd watch` words it; the list of changes and the last hour's strips (`data-timeline`)
-///   come from that record. The banner's `data-level` and `#problems` say what is failing. A
-///   stream error re-reads `/status`.
+///   After each event it reads `/changes` again for the changes it has not seen: the list shows
+///   their `lines` (worded by the server, `ChangeText`) and the last hour's strips
+///   (`data-timeline`) walk back through their diffs' `state` fields; the page computes no diff
+///   and words nothing. The banner's `data-level` and `#problems` say what is failing. A stream
+///   error re-reads `/status`.
 ///   Interface names, URLs and reasons come from the network and the command line: they reach
 ///   the page only through `textContent`, never as markup (the policy's Trusted Types
 ///   directives make the browser refuse any HTML sink, should one ever be added).

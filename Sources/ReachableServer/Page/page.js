@@ -11,9 +11,10 @@
   const RANK = { idle: 0, good: 1, warn: 2, bad: 3 };
   const HOUR = 3600e3, KEEP = 100;
   const tone = (state) => TONES.get(state) || "idle";
-  // `history`: the changes known, oldest first, each {sequence, at (ms), iso, diff, doc (the
-  // document after it), note}; `base`: the document before the first of them.
-  let last = null, base = null, history = [], notes = [], source = null, reading = false, retry = null;
+  // `history`: reachd's changes known, oldest first, each {sequence, at (ms), iso, diff, lines,
+  // tone, run, order}; `notes`: the page's own lines (opened, restarted); `run`: which run of
+  // reachd the changes are of; `seen`: the last sequence of it read.
+  let last = null, history = [], notes = [], source = null, reading = false, retry = null, run = 0, seen = 0;
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -249,165 +250,77 @@
     $("footer").textContent = "sequence " + doc.sequence + " · changed at " + doc.changedAt;
   }
 
-  // ------------------------------------------------------------------ the diff, as reachd's
-
-  // The same rules as reachd's DocumentDiff: objects member by member, arrays whose entries all
-  // have a distinct `name` (or `address`) entry by entry, anything else whole; bookkeeping left out.
-  const EXCLUDED = new Set(["sequence", "changedAt", "stateSince", "since"]);
-  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
-  const own = (o, k) => (isObject(o) && Object.hasOwn(o, k) ? o[k] : null);
-  function namedBy(entries, key) {
-    const map = new Map();
-    for (const e of entries) {
-      const name = own(e, key);
-      if (typeof name !== "string" || map.has(name)) return null;
-      map.set(name, e);
-    }
-    return map;
-  }
-  function diff(a, b, path = [], out = []) {
-    if (isObject(a) && isObject(b)) {
-      for (const k of Object.keys(b)) if (!EXCLUDED.has(k)) diff(own(a, k), b[k], path.concat(k), out);
-      for (const k of Object.keys(a)) if (!EXCLUDED.has(k) && !Object.hasOwn(b, k)) out.push({ path: path.concat(k), from: a[k], to: null });
-    } else if (Array.isArray(a) && Array.isArray(b)) {
-      for (const key of ["name", "address"]) {
-        const na = namedBy(a, key), nb = namedBy(b, key);
-        if (!na || !nb) continue;
-        for (const [name, v] of na) diff(v, nb.has(name) ? nb.get(name) : null, path.concat(name), out);
-        for (const [name, v] of nb) if (!na.has(name)) out.push({ path: path.concat(name), from: null, to: v });
-        return out;
-      }
-      if (!same(a, b)) out.push({ path, from: a, to: b });
-    } else if (!same(a, b)) out.push({ path, from: a, to: b });
-    return out;
-  }
-  // The entry of a named array, or a member.
-  function child(x, part) {
-    if (Array.isArray(x)) return x.find((e) => own(e, "name") === part || own(e, "address") === part) || null;
-    return own(x, part);
-  }
-  function at(doc, path) { let x = doc; for (const p of path) { x = child(x, p); if (x === null) return null; } return x; }
-  // A server's dotted `field` as path parts: a name may hold dots (`eth0.100`, `198.18.0.1`), so
-  // the entry of a named array is the longest run of parts that names one in `doc`.
-  function parse(field, change, doc) {
-    const parts = field.split(".");
-    const n = parts[0] === "dns" && parts[1] === "servers" ? 2 : ["targets", "interfaces"].includes(parts[0]) ? 1 : 0;
-    if (!n || parts.length <= n + 1) return parts;
-    const head = parts.slice(0, n), rest = parts.slice(n), whole = rest.join(".");
-    const entry = isObject(change.to) ? change.to : change.from;
-    if (isObject(entry) && (own(entry, "name") === whole || own(entry, "address") === whole)) return head.concat(whole);
-    for (let i = rest.length; i > 1; i--) {
-      if (child(at(doc, head), rest.slice(0, i).join(".")) !== null) return head.concat(rest.slice(0, i).join("."), rest.slice(i));
-    }
-    return parts;
-  }
-  // `doc` as it was before `changes`: each entry's `from` put back.
-  function undo(doc, changes) {
-    const before = structuredClone(doc);
-    for (const c of changes.slice().reverse()) {
-      if (!c.path.length) return structuredClone(c.from);
-      const parent = at(before, c.path.slice(0, -1)), key = c.path[c.path.length - 1];
-      if (Array.isArray(parent)) {
-        const i = parent.findIndex((e) => own(e, "name") === key || own(e, "address") === key);
-        if (c.from === null) { if (i >= 0) parent.splice(i, 1); } else if (i >= 0) parent[i] = c.from; else parent.push(c.from);
-      } else if (isObject(parent)) parent[key] = c.from;
-    }
-    return before;
-  }
-
-  // A diff in words, one line per thing, as `reachd watch` prints it: a state's line carries
-  // the reason and detail beside it in the new document.
-  function word(v) {
-    if (v === null || v === undefined) return "none";
-    if (Array.isArray(v)) return "[" + v.map(word).join(", ") + "]";
-    return isObject(v) ? JSON.stringify(v) : String(v);
-  }
-  function label(path) {
-    if (!path.length) return "network";
-    if (path[0] === "targets" && path.length > 1) return ["target"].concat(path.slice(1)).join(" ");
-    if (path[0] === "interfaces" && path.length > 1) return ["interface"].concat(path.slice(1)).join(" ");
-    if (path[0] === "dns" && path[1] === "servers" && path.length > 2) return ["nameserver"].concat(path.slice(2)).join(" ");
-    return path.join(" ");
-  }
-  function because(subject, doc) {
-    const parts = ["reason", "detail"].map((k) => at(doc, subject.concat(k))).filter((v) => v !== null).map(word);
-    return parts.length ? " (" + parts.join(": ") + ")" : "";
-  }
-  // Each line with its tone: that of the state the thing went to, so a target going
-  // unreachable is red whatever the network's state.
-  function lines(changes, doc) {
-    const key = (p) => JSON.stringify(p);
-    const stateSubjects = new Set(changes.filter((c) => c.path[c.path.length - 1] === "state").map((c) => key(c.path.slice(0, -1))));
-    const explained = new Set(), out = [];
-    // The cause first, in one line however many of its fields changed (as reachd watch says it).
-    if (changes.some((c) => c.path[0] === "cause")) {
-      const text = at(doc, ["cause", "text"]);
-      out.push(["cause: " + (text === null ? "none (nothing known to be wrong)" : text), text === null ? "good" : "warn"]);
-    }
-    for (const c of changes) {
-      if (c.path[0] === "cause") continue;
-      const subject = c.path.slice(0, -1), leaf = c.path[c.path.length - 1] || "";
-      if ((c.from === null && isObject(c.to)) || (isObject(c.from) && c.to === null)) {
-        out.push(isObject(c.to) ? [label(c.path) + " added" + (Object.hasOwn(c.to, "state") ? ": " + word(c.to.state) : ""), tone(c.to.state)]
-          : [label(c.path) + " removed", "idle"]);
-      } else if (leaf === "state") {
-        out.push([label(subject) + ": " + word(c.from) + " → " + word(c.to) + because(subject, doc), tone(c.to)]);
-      } else if ((leaf === "reason" || leaf === "detail") && at(doc, subject.concat("state")) !== null) {
-        if (stateSubjects.has(key(subject)) || explained.has(key(subject))) continue;
-        explained.add(key(subject));
-        const state = at(doc, subject.concat("state"));
-        out.push([label(subject) + ": still " + word(state) + because(subject, doc), tone(state)]);
-      } else if (leaf === "isReachable" && !subject.length && stateSubjects.has(key([]))) {
-        continue;
-      } else {
-        const t = leaf === "degraded" ? (c.to ? "warn" : "good") : "idle";
-        out.push([(subject.length ? label(subject) + " " + leaf : leaf) + ": " + word(c.from) + " → " + word(c.to), t]);
-      }
-    }
-    return out;
-  }
-
   // ------------------------------------------------------------------ the changes and timelines
+
+  // reachd says what changed (`/changes`: each change's diff and its lines in words); the page
+  // shows those lines and reads its strips from the diff's `state` fields. It computes no diff
+  // and words nothing itself.
+  const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+  // A change's colour: the worst state something went to in it (a target going unreachable is
+  // red whatever the network's state), amber for a family lost.
+  function toneOf(diff) {
+    let worst = "idle";
+    for (const d of diff) {
+      const t = d.field === "state" || d.field.endsWith(".state") ? tone(d.to)
+        : isObject(d.to) && typeof d.to.state === "string" ? tone(d.to.state)
+        : d.field.endsWith(".degraded") ? (d.to === true ? "warn" : "good") : "idle";
+      if (RANK[t] > RANK[worst]) worst = t;
+    }
+    return worst;
+  }
 
   function drawChanges() {
     const list = clear("changes");
-    const rows = history.filter((h) => h.diff.length || h.note).concat(notes).sort((a, b) => b.order - a.order);
+    const rows = history.filter((h) => h.lines.length).concat(notes).sort((a, b) => b.order - a.order);
     for (const h of rows.slice(0, KEEP)) {
       const item = el("li"), time = el("time", "", clock(h.at));
       time.dateTime = h.iso || "";
       time.title = h.iso || "";
       const what = el("span", "what");
-      let worst = h.tone || "idle";
       if (h.note) add(what, el("div", "", h.note));
-      for (const [text, t] of h.diff ? lines(h.diff, h.doc) : []) {
-        add(what, el("div", "", text));
-        if (RANK[t] > RANK[worst]) worst = t;
-      }
-      item.dataset.tone = worst;
+      for (const text of h.lines || []) add(what, el("div", "", text));
+      item.dataset.tone = h.tone;
       list.appendChild(add(item, time, el("span", "seq", h.sequence !== undefined ? "#" + h.sequence : ""), what));
     }
   }
 
-  // A strip per part: its state over the last hour, from the documents the changes make. Each
-  // is [data-timeline, label, its state in a document, its `since` in a document].
+  // A strip per part: [data-timeline, label, its state now, the diff field of its state, the
+  // field of the whole entry (a target added or removed), its `since`].
   function strips(doc) {
-    const out = [["route", "network", (d) => d.state, (d) => d.stateSince]];
-    const part = (key) => (d) => (isObject(d[key]) ? d[key] : {});
-    if (doc.connectivity && doc.connectivity.state !== "disabled") {
-      out.push(["connectivity", "connectivity", (d) => part("connectivity")(d).state || null, (d) => part("connectivity")(d).since]);
+    const out = [["route", "network", doc.state, "state", null, doc.stateSince]];
+    for (const [key, title] of [["connectivity", "connectivity"], ["dns", "DNS"]]) {
+      const part = doc[key];
+      if (isObject(part) && part.state !== "disabled") out.push([key, title, part.state, key + ".state", null, part.since]);
     }
-    if (doc.dns && doc.dns.state !== "disabled") out.push(["dns", "DNS", (d) => part("dns")(d).state || null, (d) => part("dns")(d).since]);
     for (const t of doc.targets || []) {
-      const of = (d) => child(d.targets || [], t.name) || {};
-      out.push(["target:" + t.name, t.name, (d) => of(d).state || null, (d) => of(d).since]);
+      out.push(["target:" + t.name, t.name, t.state, "targets." + t.name + ".state", "targets." + t.name, t.since]);
     }
+    return out;
+  }
+  // This run of reachd's changes (a restarted reachd's sequence starts again).
+  const current = () => history.filter((h) => h.run === run);
+  // A part's runs of one state, [value, start], oldest first: walked back from its state now
+  // through the changes that set it. Before the oldest, it held since its `since` when no change
+  // is known, else since the record began (`from`).
+  function runsOf(now_, field, whole, since, from) {
+    const out = [], mine = current();
+    let value = now_;
+    for (let i = mine.length - 1; i >= 0; i--) {
+      const d = mine[i].diff.find((x) => x.field === field || x.field === whole);
+      if (!d) continue;
+      out.unshift([value, mine[i].at]);
+      value = d.field === field ? d.from : isObject(d.from) ? d.from.state : null;
+    }
+    const held = Date.parse(since);
+    out.unshift([value, !out.length && isFinite(held) ? held : from]);
     return out;
   }
   // From when the record holds: the oldest change known, or the oldest `since` of the document
   // (every part has held its state at least that long).
   function knownFrom(doc) {
-    const times = [history.length ? history[0].at : Infinity, Date.parse(doc.stateSince),
+    const mine = current();
+    const times = [mine.length ? mine[0].at : Infinity, Date.parse(doc.stateSince),
       Date.parse((doc.connectivity || {}).since), Date.parse((doc.dns || {}).since)];
     for (const t of doc.targets || []) times.push(Date.parse(t.since));
     return Math.min(...times.filter(isFinite));
@@ -421,24 +334,15 @@
     $("axis-start").textContent = now - start >= HOUR - 1000 ? "60 min ago" : clock(start);
     $("axis-middle").textContent = span(width / 2) + " ago";
     const box = clear("timelines");
-    const first = history.length ? history[0].at : now;
-    for (const [name, title, get, sinceOf] of strips(last)) {
-      // Runs of one state: [value, start]. The first is the base document's: it has held since
-      // its `since` when that is older than the record (a `since` the record does not restore,
-      // being newer, is not the base's), else since the record began.
-      const held = Date.parse(sinceOf(base));
-      const runs = [[get(base), isFinite(held) && held <= first ? held : from]];
-      for (const h of history) {
-        const v = get(h.doc);
-        if (v !== runs[runs.length - 1][0]) runs.push([v, h.at]);
-      }
+    for (const [name, title, now_, field, whole, since] of strips(last)) {
+      const runs = runsOf(now_, field, whole, since, from);
       const strip = el("div");
       strip.dataset.timeline = name;
       strip.setAttribute("role", "img");
       const said = [];
       runs.forEach(([v, begin], i) => {
         const end = i + 1 < runs.length ? runs[i + 1][1] : now;
-        if (v === null || end <= start) return;
+        if (typeof v !== "string" || end <= start) return;
         const a = Math.max(begin, start);
         const seg = el("span", tone(v));
         seg.dataset.state = v;
@@ -450,42 +354,45 @@
       });
       strip.setAttribute("aria-label", title + ", since " + clock(start) + ": " + (said.join("; ") || "no record"));
       strip.title = said.length ? "" : "no record";
-      const now_ = get(last);
       add(box, add(el("div", "line"), add(el("span", "label", title + " "), el("span", "now", now_)), strip));
     }
   }
-  function remember(entry) { history.push(entry); trim(); }
   // The last hour, and at least the last KEEP changes for the list.
   function trim() {
     const cut = Date.now() - HOUR;
-    while (history.length > KEEP && history[0].at < cut) base = history.shift().doc;
+    while (history.length > KEEP && history[0].at < cut) history.shift();
   }
   let order = 0;
   function note(text, t, sequence) { notes.push({ note: text, tone: t, at: Date.now(), iso: new Date().toISOString(), sequence, order: ++order }); notes = notes.slice(-KEEP); }
 
-  // What happened before the page was opened: reachd's `/changes` (an older reachd answers 404:
-  // then the record starts now). Only changes up to `doc` count; later ones come as events.
-  function readHistory(doc) {
-    return fetch("changes", { cache: "no-store", headers: { Accept: "application/json" } })
+  // The changes reachd made since the last one known, up to the document shown: read again after
+  // each event (the record of reachd's own, so a change missed while reconnecting is there too).
+  // An older reachd answers 404: the record then starts when the page was opened.
+  let fetching = null, again = false;
+  function readChanges() {
+    if (fetching) { again = true; return fetching; }
+    const upTo = last.sequence, of = run;
+    fetching = fetch("changes", { cache: "no-store", headers: { Accept: "application/json" } })
       .then((r) => (r.ok ? r.json() : { changes: [] }))
       .then((body) => {
-        const kept = (body && Array.isArray(body.changes) ? body.changes : [])
-          .filter((c) => isObject(c) && Array.isArray(c.diff) && typeof c.sequence === "number" && c.sequence <= doc.sequence);
-        // Walk back from the document: each change's document is the one after it.
-        let after = doc;
-        const entries = [];
-        for (let i = kept.length - 1; i >= 0; i--) {
-          const c = kept[i];
-          const diff_ = c.diff.filter((d) => isObject(d) && typeof d.field === "string")
-            .map((d) => ({ path: parse(d.field, d, after), from: d.from === undefined ? null : d.from, to: d.to === undefined ? null : d.to }));
-          entries.unshift({ sequence: c.sequence, at: Date.parse(c.changedAt), iso: c.changedAt, diff: diff_, doc: after });
-          after = undo(after, diff_);
+        if (of !== run) return;
+        for (const c of body && Array.isArray(body.changes) ? body.changes : []) {
+          if (!isObject(c) || typeof c.sequence !== "number" || c.sequence <= seen || c.sequence > upTo || !Array.isArray(c.diff)) continue;
+          const diff = c.diff.filter((d) => isObject(d) && typeof d.field === "string");
+          const lines = Array.isArray(c.lines) ? c.lines.filter((l) => typeof l === "string") : [];
+          history.push({ sequence: c.sequence, at: Date.parse(c.changedAt) || Date.now(), iso: c.changedAt, diff, lines,
+            tone: toneOf(diff), run, order: ++order });
+          seen = c.sequence;
         }
-        for (const e of entries) e.order = ++order;
-        base = after;
-        history = entries.concat(history);
         trim();
-      }, () => {});
+      }, () => {})
+      .finally(() => {
+        fetching = null;
+        drawChanges();
+        drawTimelines();
+        if (again) { again = false; readChanges(); }
+      });
+    return fetching;
   }
 
   // ------------------------------------------------------------------ following reachd
@@ -493,23 +400,24 @@
   // The newest document wins: a re-read that comes back after a newer event is dropped,
   // unless the server restarted (its sequence starts again, its changedAt is later).
   // The same sequence with another changedAt is a restart too.
-  function accept(doc, missed) {
+  function accept(doc) {
     if (!doc || typeof doc.state !== "string") return;
     if (last && doc.sequence === last.sequence && doc.changedAt === last.changedAt) return;
     if (last && doc.sequence < last.sequence && !(Date.parse(doc.changedAt) > Date.parse(last.changedAt))) return;
-    const restarted = last && doc.sequence <= last.sequence;
-    remember({ sequence: doc.sequence, at: Date.parse(doc.changedAt) || Date.now(), iso: doc.changedAt, diff: diff(last, doc), doc,
-      note: restarted ? "reachd restarted: " + doc.state : missed > 0 ? missed + " changes missed, folded into this one" : null,
-      tone: restarted ? tone(doc.state) : "idle", order: ++order });
+    if (last && doc.sequence <= last.sequence) {
+      run += 1;
+      seen = 0;
+      note("reachd restarted: " + doc.state, tone(doc.state), doc.sequence);
+    }
     last = doc;
     render(doc);
     drawChanges();
     drawTimelines();
+    readChanges();
   }
   function open(doc) {
     last = doc;
-    base = doc;
-    return readHistory(doc).then(() => {
+    return readChanges().then(() => {
       note("opened: " + doc.state, tone(doc.state), doc.sequence);
       render(doc);
       drawChanges();
@@ -521,7 +429,7 @@
     reading = true;
     return fetch("status", { cache: "no-store", headers: { Accept: "application/json" } })
       .then((r) => { if (!r.ok) throw new Error("HTTP " + r.status); return r.json(); })
-      .then((doc) => (last || !doc || typeof doc.state !== "string" ? accept(doc, 0) : open(doc)), () => {})
+      .then((doc) => (last || !doc || typeof doc.state !== "string" ? accept(doc) : open(doc)), () => {})
       .finally(() => { reading = false; });
   }
   function stream(text, t) {
@@ -538,9 +446,7 @@
       let doc;
       try { doc = JSON.parse(e.data); } catch (_) { read(); return; }
       if (!last) { read(); return; }
-      const id = Number(e.lastEventId);
-      const gap = isFinite(id) && id > last.sequence + 1 && doc.changedAt >= last.changedAt;
-      accept(doc, gap ? id - last.sequence - 1 : 0);
+      accept(doc);
     });
     source.onerror = () => {
       if (source.readyState === EventSource.CLOSED) {

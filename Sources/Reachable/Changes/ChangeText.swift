@@ -1,22 +1,25 @@
-package import Reachable
-
 /// A diff in words, one line per thing that changed: `target db: reachable → unreachable
 /// (refused: ECONNREFUSED: connection refused)`. A `state` change reads with the `reason` and
 /// `detail` beside it in the new document (either may be absent or `null`), and their own entries
 /// are folded into that line; whatever the document holds besides reads as `SUBJECT FIELD: from
 /// → to`, so a field added to the document later still shows. A change of the cause reads first,
 /// as its new words (`cause: eth0 is down (no carrier)`).
-package enum ChangeText {
+///
+/// The server words each change once, for `/changes` (and the page, which shows those lines);
+/// `reachd watch` words the diffs it computes between the documents it receives.
+public enum ChangeText {
     /// - Parameters:
     ///   - changes: the diff (`DocumentDiff.changes`), in document order.
     ///   - document: the new document, where a state's reason and detail are read.
-    package static func lines(_ changes: [FieldChange], in document: JSONValue) -> [String] {
+    /// - Returns: the lines, as they are: a terminal's reader makes control characters visible.
+    public static func lines(_ changes: [FieldChange], in document: JSONValue) -> [String] {
+        var document = Lookup(document)
         let stateSubjects = Set(changes.filter { $0.path.last == "state" }.map { Array($0.path.dropLast()) })
         var explained = Set<[String]>()
         var lines: [String] = []
         // The cause first, in one line however many of its fields changed.
         if changes.contains(where: { $0.path.first == "cause" }) {
-            let text = value(at: ["cause", "text"], in: document)
+            let text = document.value(at: ["cause", "text"])
             lines.append("cause: " + (text.map(word) ?? "none (nothing known to be wrong)"))
         }
         for change in changes where change.path.first != "cause" {
@@ -26,11 +29,11 @@ package enum ChangeText {
                 lines.append(wholeLine(change))
             } else if leaf == "state" {
                 lines.append(
-                    "\(label(subject)): \(word(change.from)) → \(word(change.to))" + why(at: subject, in: document))
-            } else if leaf == "reason" || leaf == "detail", let state = value(at: subject + ["state"], in: document) {
+                    "\(label(subject)): \(word(change.from)) → \(word(change.to))" + why(at: subject, in: &document))
+            } else if leaf == "reason" || leaf == "detail", let state = document.value(at: subject + ["state"]) {
                 // Folded into the state's line, or, without one, a line of its own once.
                 guard !stateSubjects.contains(subject), explained.insert(subject).inserted else { continue }
-                lines.append("\(label(subject)): still \(word(state))" + why(at: subject, in: document))
+                lines.append("\(label(subject)): still \(word(state))" + why(at: subject, in: &document))
             } else if leaf == "isReachable", subject.isEmpty, stateSubjects.contains([]) {
                 continue  // the network's state says it
             } else {
@@ -38,7 +41,7 @@ package enum ChangeText {
                 lines.append("\(name): \(word(change.from)) → \(word(change.to))")
             }
         }
-        return lines.map(StatusText.visible)
+        return lines
     }
 
     /// A target, an interface, a nameserver or a family that came or went.
@@ -57,31 +60,49 @@ package enum ChangeText {
 
     /// ` (refused: ECONNREFUSED: connection refused)`, ` (timeout)`, or nothing: the reason and
     /// the detail of the thing at `subject` in the new document, each when present.
-    private static func why(at subject: [String], in document: JSONValue) -> String {
+    private static func why(at subject: [String], in document: inout Lookup) -> String {
         let parts = ["reason", "detail"].compactMap { key -> String? in
-            guard let value = value(at: subject + [key], in: document), value != .null else { return nil }
+            guard let value = document.value(at: subject + [key]), value != .null else { return nil }
             return word(value)
         }
         return parts.isEmpty ? "" : " (" + parts.joined(separator: ": ") + ")"
     }
 
-    /// The value at a diff path: members by key, named entries (`name`, `address`) by that value.
-    private static func value(at path: [String], in document: JSONValue) -> JSONValue? {
-        var current = document
-        for part in path {
-            switch current {
-            case .object: current = current[part] ?? .null
-            case .array(let entries):
-                guard
-                    let entry = entries.first(where: { entry in
-                        DocumentDiff.entryNames.contains { entry[$0]?.stringValue == part }
-                    })
-                else { return nil }
-                current = entry
-            default: return nil
+    /// The values at diff paths: members by key, named entries (`name`, `address`) by that value,
+    /// each array's entries found through a dictionary made once (a link-down's 10,000 lines each
+    /// look up their target's reason: a search each was 100 million comparisons).
+    private struct Lookup {
+        let document: JSONValue
+        private var named: [[String]: [String: JSONValue]] = [:]
+
+        init(_ document: JSONValue) { self.document = document }
+
+        mutating func value(at path: [String]) -> JSONValue? {
+            var current = document
+            for (depth, part) in path.enumerated() {
+                switch current {
+                case .object: current = current[part] ?? .null
+                case .array(let entries):
+                    let array = Array(path[..<depth])
+                    if named[array] == nil { named[array] = Self.byName(entries) }
+                    guard let entry = named[array]?[part] else { return nil }
+                    current = entry
+                default: return nil
+                }
             }
+            return current
         }
-        return current
+
+        /// Each entry under each of its names, the first entry of a name winning.
+        private static func byName(_ entries: [JSONValue]) -> [String: JSONValue] {
+            var byName: [String: JSONValue] = [:]
+            for entry in entries {
+                for key in DocumentDiff.entryNames {
+                    if let name = entry[key]?.stringValue, byName[name] == nil { byName[name] = entry }
+                }
+            }
+            return byName
+        }
     }
 
     /// How a person names the thing at `path`: `network`, `target db`, `target db ipv6`,
