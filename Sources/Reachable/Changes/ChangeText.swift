@@ -13,32 +13,53 @@ public enum ChangeText {
     ///   - document: the new document, where a state's reason and detail are read.
     /// - Returns: the lines, as they are: a terminal's reader makes control characters visible.
     public static func lines(_ changes: [FieldChange], in document: JSONValue) -> [String] {
-        var document = Lookup(document)
-        let stateSubjects = Set(changes.filter { $0.path.last == "state" }.map { Array($0.path.dropLast()) })
-        var explained = Set<[String]>()
+        var document = Subjects(document)
         var lines: [String] = []
+        lines.reserveCapacity(changes.count)
         // The cause first, in one line however many of its fields changed.
         if changes.contains(where: { $0.path.first == "cause" }) {
-            let text = document.value(at: ["cause", "text"])
+            let text = document.subject(["cause"])?["text"]
             lines.append("cause: " + (text.map(word) ?? "none (nothing known to be wrong)"))
         }
+        // The document writes a thing's `state` before its `reason` and `detail` (and the
+        // network's before `isReachable`), so the diff, in document order, meets a state's change
+        // before what it folds; a thing's own fields come before those of what it holds.
+        var stated: ArraySlice<String>?
+        var explained: ArraySlice<String>?
         for change in changes where change.path.first != "cause" {
-            let subject = Array(change.path.dropLast())
+            let subject = change.path.dropLast()
             let leaf = change.path.last ?? ""
             if isWhole(change) {
                 lines.append(wholeLine(change))
             } else if leaf == "state" {
-                lines.append(
-                    "\(label(subject)): \(word(change.from)) → \(word(change.to))" + why(at: subject, in: &document))
-            } else if leaf == "reason" || leaf == "detail", let state = document.value(at: subject + ["state"]) {
-                // Folded into the state's line, or, without one, a line of its own once.
-                guard !stateSubjects.contains(subject), explained.insert(subject).inserted else { continue }
-                lines.append("\(label(subject)): still \(word(state))" + why(at: subject, in: &document))
-            } else if leaf == "isReachable", subject.isEmpty, stateSubjects.contains([]) {
+                stated = subject
+                var line = label(subject)
+                line += ": "
+                line += word(change.from)
+                line += " → "
+                line += word(change.to)
+                why(document.subject(subject), into: &line)
+                lines.append(line)
+            } else if (leaf == "reason" || leaf == "detail") && (stated == subject || explained == subject) {
+                continue  // folded into the state's line, or said once already
+            } else if leaf == "reason" || leaf == "detail", let entry = document.subject(subject),
+                let state = entry["state"]
+            {
+                explained = subject
+                var line = label(subject)
+                line += ": still "
+                line += word(state)
+                why(entry, into: &line)
+                lines.append(line)
+            } else if leaf == "isReachable", subject.isEmpty, stated == subject {
                 continue  // the network's state says it
             } else {
-                let name = subject.isEmpty ? leaf : "\(label(subject)) \(leaf)"
-                lines.append("\(name): \(word(change.from)) → \(word(change.to))")
+                var line = subject.isEmpty ? leaf : label(subject) + " " + leaf
+                line += ": "
+                line += word(change.from)
+                line += " → "
+                line += word(change.to)
+                lines.append(line)
             }
         }
         return lines
@@ -54,38 +75,49 @@ public enum ChangeText {
 
     /// `target db added: unknown`, `interface wlan0 removed`.
     private static func wholeLine(_ change: FieldChange) -> String {
-        guard case .object = change.to else { return "\(label(change.path)) removed" }
-        return "\(label(change.path)) added" + (change.to["state"].map { ": \(word($0))" } ?? "")
+        guard case .object = change.to else { return label(change.path[...]) + " removed" }
+        return label(change.path[...]) + " added" + (change.to["state"].map { ": " + word($0) } ?? "")
     }
 
-    /// ` (refused: ECONNREFUSED: connection refused)`, ` (timeout)`, or nothing: the reason and
-    /// the detail of the thing at `subject` in the new document, each when present.
-    private static func why(at subject: [String], in document: inout Lookup) -> String {
-        let parts = ["reason", "detail"].compactMap { key -> String? in
-            guard let value = document.value(at: subject + [key]), value != .null else { return nil }
-            return word(value)
+    /// ` (refused: ECONNREFUSED: connection refused)`, ` (timeout)`, or nothing, appended to
+    /// `line`: the reason and the detail of `entry` (a thing in the new document), each when present.
+    private static func why(_ entry: JSONValue?, into line: inout String) {
+        var opened = false
+        for key in ["reason", "detail"] {
+            guard let value = entry?[key], value != .null else { continue }
+            line += opened ? ": " : " ("
+            line += word(value)
+            opened = true
         }
-        return parts.isEmpty ? "" : " (" + parts.joined(separator: ": ") + ")"
+        if opened { line += ")" }
     }
 
-    /// The values at diff paths: members by key, named entries (`name`, `address`) by that value,
-    /// each array's entries found through a dictionary made once (a link-down's 10,000 lines each
-    /// look up their target's reason: a search each was 100 million comparisons).
-    private struct Lookup {
+    /// The things of the new document by diff path: members by key, named entries (`name`,
+    /// `address`) by that value, each named array's entries found through a dictionary made
+    /// once (a link-down's 10,000 lines each look up their target: a search each was 100 million
+    /// comparisons).
+    private struct Subjects {
         let document: JSONValue
-        private var named: [[String]: [String: JSONValue]] = [:]
+        /// The named arrays met, by their path: a document has a few (targets, interfaces, DNS
+        /// servers), so they are searched, not hashed.
+        private var named: [(path: ArraySlice<String>, byName: [String: JSONValue])] = []
 
         init(_ document: JSONValue) { self.document = document }
 
-        mutating func value(at path: [String]) -> JSONValue? {
+        mutating func subject(_ path: ArraySlice<String>) -> JSONValue? {
             var current = document
-            for (depth, part) in path.enumerated() {
+            for depth in path.indices {
                 switch current {
-                case .object: current = current[part] ?? .null
+                case .object: current = current[path[depth]] ?? .null
                 case .array(let entries):
-                    let array = Array(path[..<depth])
-                    if named[array] == nil { named[array] = Self.byName(entries) }
-                    guard let entry = named[array]?[part] else { return nil }
+                    let array = path[..<depth]
+                    let place =
+                        named.firstIndex { $0.path == array }
+                        ?? {
+                            named.append((array, Self.byName(entries)))
+                            return named.count - 1
+                        }()
+                    guard let entry = named[place].byName[path[depth]] else { return nil }
                     current = entry
                 default: return nil
                 }
@@ -96,6 +128,7 @@ public enum ChangeText {
         /// Each entry under each of its names, the first entry of a name winning.
         private static func byName(_ entries: [JSONValue]) -> [String: JSONValue] {
             var byName: [String: JSONValue] = [:]
+            byName.reserveCapacity(entries.count)
             for entry in entries {
                 for key in DocumentDiff.entryNames {
                     if let name = entry[key]?.stringValue, byName[name] == nil { byName[name] = entry }
@@ -107,15 +140,25 @@ public enum ChangeText {
 
     /// How a person names the thing at `path`: `network`, `target db`, `target db ipv6`,
     /// `interface eth0`, `nameserver 198.18.0.1`, else the path's parts (`connectivity ipv4`).
-    private static func label(_ path: [String]) -> String {
-        switch path.first {
-        case nil: "network"
-        case "targets" where path.count > 1: (["target"] + path.dropFirst()).joined(separator: " ")
-        case "interfaces" where path.count > 1: (["interface"] + path.dropFirst()).joined(separator: " ")
-        case "dns" where path.count > 2 && path[1] == "servers":
-            (["nameserver"] + path.dropFirst(2)).joined(separator: " ")
-        default: path.joined(separator: " ")
+    private static func label(_ path: ArraySlice<String>) -> String {
+        guard let first = path.first else { return "network" }
+        var parts = path
+        var text = ""
+        text.reserveCapacity(96)
+        switch first {
+        case "targets" where path.count > 1: text += "target"
+        case "interfaces" where path.count > 1: text += "interface"
+        case "dns" where path.count > 2 && path[path.startIndex + 1] == "servers":
+            text += "nameserver"
+            parts = parts.dropFirst()
+        default:
+            return path.joined(separator: " ")
         }
+        for part in parts.dropFirst() {
+            text += " "
+            text += part
+        }
+        return text
     }
 
     /// A value as it reads in a sentence: strings without quotes, `none` for null, lists in
