@@ -35,7 +35,7 @@ extension ServeOptions {
     }
 
     /// Builds the application from the configuration and says where it listens. The configuration
-    /// is not kept while it runs: its parsed targets file, 1.7 MB at 10,000 targets, is the books'.
+    /// is not kept while it runs: its parsed targets file, megabytes for a fleet, is the books'.
     private func start(logger: Logger) throws -> (Application, shutdownTimeout: Double)? {
         let configuration = try appConfiguration()
         guard let server = configuration.server else { return nil }

@@ -65,8 +65,8 @@ final class EngineCore: @unchecked Sendable {
     private let counters = Mutex(EngineStatistics())
     /// Each key's pending timer, by number: a heap entry whose number is not its key's is one a
     /// later timer replaced. Numbers only, no closure per timer: each source's handler is called
-    /// with the item (a closure per probe was a block left among the transfers under way, 10,000
-    /// of them alive at 10,000 targets).
+    /// with the item (a closure per probe is a block left among the transfers under way, one per
+    /// target: docs/scale.md).
     private var keyedTimers = KeyedTimers()
     private var timerHandlers: [EngineTimerKey.Source: @Sendable (_ item: Int) -> Void] = [:]
     /// The one-shot timers' bodies, by number.
@@ -74,7 +74,7 @@ final class EngineCore: @unchecked Sendable {
     private var timersSet: UInt64 = 0
     /// Every timer set, earliest first (replaced ones stay until their time, then are skipped):
     /// the loop wakes many times per transfer, and scanning every target's timer on each wake-up
-    /// was a sixth of the engine's CPU at 100 targets and quadratic at 10,000.
+    /// grows with the square of the targets (docs/scale.md).
     private var deadlines = Heap<TimerEntry>()
     private let fileWatches = FileWatches()
     /// The one watch of resolv.conf (made when the thread starts): drained before every batch of

@@ -2,10 +2,10 @@
 /// item, as the sources number their items from 0, rather than a dictionary keyed by both.
 ///
 /// After a link-down the target scheduler asks whether each target has a timer pending
-/// (`ProbeScheduler.beginAll`): 10,000 dictionary lookups were a millisecond of the engine thread
-/// while the document was being written (perf), and every probe sets a timer. An array is also a
-/// third of the dictionary's memory or less (8 bytes an item, grown by doubling, where the
-/// dictionary had a slot of 24 bytes an item with at least a quarter of them empty).
+/// (`ProbeScheduler.beginAll`), on the engine thread while the document is being written, and
+/// every probe sets a timer: an index is cheaper than a hashed lookup. An array is also a third
+/// of the dictionary's memory or less (8 bytes an item, grown by doubling, where the dictionary
+/// had a slot of 24 bytes an item with at least a quarter of them empty). See docs/scale.md.
 struct KeyedTimers {
     /// A number for each item; 0: none (numbers start at 1).
     private var numbers: [[UInt64]] = [[], [], [], []]

@@ -71,8 +71,9 @@ final class Transfer {
         }
         // Nothing worth caching: the address is a literal. curl 7.88 keeps every "address:port" it
         // looked up in the multi handle's DNS cache for 60 s and walks the whole cache before each
-        // transfer to prune it — at 10,000 targets that walk was 56 % of reachd's CPU (perf). With
-        // 0 an entry lives only while its transfer uses it, so the walk is over what is in flight.
+        // transfer to prune it — with many targets that walk was most of reachd's CPU
+        // (docs/scale.md). With 0 an entry lives only while its transfer uses it, so the walk is
+        // over what is in flight.
         try set(CURLOPT_DNS_CACHE_TIMEOUT, 0)
         // Total time, connect and TLS included. curl's default connect timeout (300 s) is longer.
         try set(CURLOPT_TIMEOUT_MS, Int(remaining))
@@ -89,8 +90,7 @@ final class Transfer {
         try set(CURLOPT_SSL_VERIFYHOST, 2)
         try set(CURLOPT_USERAGENT, "reachd")
         // A probe reads a status line and at most a short body prefix: curl's smallest receive
-        // buffer (1 KiB, not 16) — every transfer of a round is in flight at once (heaptrack,
-        // 1,000 targets: the buffers were 16 MB of the round's peak).
+        // buffer (1 KiB, not 16) — every transfer of a round is in flight at once (docs/scale.md).
         try set(CURLOPT_BUFFERSIZE, 1024)
         if let interface = job.egress.interface {
             if let source = job.sourceAddress {

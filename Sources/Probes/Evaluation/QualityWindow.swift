@@ -29,23 +29,20 @@ public struct QualityLimits: Sendable, Equatable {
 /// not, so a single slow probe is no event. `loss` and `latency` need a full window; `mtu` is a
 /// blackhole in at least 2 of the last 3 probes that tested the path MTU. Pure.
 ///
-/// Every family of every target has one, so it is kept small (a fleet's 10,000 targets):
-/// the window's counts and round trips in two flat arrays, not a `ProbeQuality` with an array of
-/// its own per probe; the streaks and the last three blackholes in fixed fields, not dictionaries.
-/// A probe's counts are 16-bit and a round trip is whole microseconds in 32 bits (a full window of
-/// ten was 368 bytes a family with 32-bit counts and `Duration`s, now 176).
+/// Every family of every target has one, so it is kept small (docs/scale.md): the window's
+/// counts and round trips in two flat arrays, not a `ProbeQuality` with an array of its own per
+/// probe; the streaks and the last three blackholes in fixed fields, not dictionaries. A probe's
+/// counts are 16-bit and a round trip is whole microseconds in 32 bits.
 ///
 /// And the arrays are kept only where something is judged from them: the counts where there is
 /// loss to judge (a probe that sent echoes: `icmp://`) or round trips to keep in step, the round
 /// trips only with `--max-rtt`. A `tcp://` or `http://` family without `--max-rtt` (the default,
-/// and most of a fleet) judges nothing: it keeps neither array (two blocks of about 100 bytes a
-/// family), nor the rest of a window (`kept`: 8 bytes in its place, not 48). The fleet bench's RSS per
-/// target.
+/// and most of a fleet) judges nothing: it keeps neither array nor the rest of a window (`kept`).
 public struct QualityWindow: Sendable, Equatable {
     /// The window, made with the first probe it could judge from: `nil` for a `tcp://` or
     /// `http://` family without `--max-rtt`, which never shows an impairment. Held out of line, so
-    /// such a family holds 8 bytes here, not 48 — and every target holds room for two families
-    /// (the fleet bench's RSS per target: 80 bytes a book, 448 → 368). Copied on write.
+    /// such a family holds 8 bytes here, not 48 — and every target holds room for two families.
+    /// Copied on write.
     private var kept: Kept?
 
     public init() {}
@@ -179,7 +176,7 @@ private struct Judged: Sendable, Equatable {
         if counts.capacity == 0 {
             // Room for a full window (and the probe that pushes the oldest out) at once: grown by
             // appending, the arrays were made anew at 1, 2, 4, 8 and 16 probes, each a block left
-            // among the transfers under way (fragmentation at 10,000 targets).
+            // among the transfers under way (fragmentation with many targets: docs/scale.md).
             counts.reserveCapacity(limits.window + 1)
             roundTrips.reserveCapacity((limits.window + 1) * kept.count)
         }

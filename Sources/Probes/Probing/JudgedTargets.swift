@@ -3,8 +3,8 @@ import Reachable
 /// A route gate's judgement of the targets, as the document takes it: the judged books' entries
 /// with their places — or, when most questions lost their route (a link-down), every book's entry
 /// in order, made in the one pass that judged the books. (A list of judged entries, moved into a
-/// new list in a second pass, was one more fresh 2.5 MB block and 10,000 more copies at 10,000
-/// targets, on the netlink thread before the document.)
+/// new list in a second pass, is one more large block and a copy of every entry, on the netlink
+/// thread before the document: docs/scale.md.)
 struct JudgedTargets: Sendable {
     /// Each judged book's place and new entry; empty when `list` is made.
     var entries: [(index: Int, status: TargetStatus)] = []
@@ -38,8 +38,7 @@ extension ReachabilityStatus {
     /// Puts a route gate's judged entries in their places. When they are most of the list, the
     /// list is made anew with them moved in: replaced one by one, the list shared with the last
     /// document was first copied whole (every entry's strings retained) and each copied entry then
-    /// released again — a third of the netlink thread's link-down at 10,000 targets, before the
-    /// document.
+    /// released again, on the netlink thread before the document (docs/scale.md).
     mutating func replaceTargets(_ judged: consuming [(index: Int, status: TargetStatus)]) {
         guard judged.count * 2 > targets.count else {
             for (index, status) in judged { replaceTarget(status, at: index) }

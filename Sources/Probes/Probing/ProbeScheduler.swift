@@ -13,10 +13,10 @@ import Reachable
 /// report a part of its result before it ends (a family resolved before the other: RFC 8305);
 /// a part is recorded like a result, under the same rules, but only the end schedules the next run.
 ///
-/// With `maxRunsInFlight` (the targets), no more runs than that are under way at once: a round of
-/// 10,000 waits its turn in order, and each run's timeout counts from its own start, not the
+/// With `maxRunsInFlight` (the targets), no more runs than that are under way at once: a large
+/// round waits its turn in order, and each run's timeout counts from its own start, not the
 /// round's. All at once, every transfer was walked on every wake-up and thousands ran out of time
-/// before they were sent (`unreachable (timeout)` after a link came back, the fleet bench).
+/// before they were sent (a false `unreachable (timeout)` after a link came back: docs/scale.md).
 ///
 /// Unchecked `Sendable`: confined to the probe engine's thread. Every entry point (`start`,
 /// `runAll`, `resize`) hops onto it with `engine.perform`; runs, completions and timers already
@@ -68,9 +68,9 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
     ///     across it (the targets; `spread`).
     ///   - maxRunsInFlight: at most this many runs under way at once (the targets).
     ///   - answeredByChange: which items a network change's round leaves out (the targets whose
-    ///     every address the change's route gate found without a route: a link-down at 10,000
-    ///     targets ran 10,000 runs that each sent nothing, 35 ms of the engine's core while its
-    ///     one document was being made on the other, the fleet bench).
+    ///     every address the change's route gate found without a route: otherwise a link-down
+    ///     runs every target only to send nothing, on the engine's core while its one document
+    ///     is being made on the other; docs/scale.md).
     init(
         engine: ProbeEngine, monitor: NetworkMonitor, items: Int, timerSource: EngineTimerKey.Source,
         spreadInterval: Duration? = nil, maxRunsInFlight: Int? = nil,
@@ -92,10 +92,10 @@ final class ProbeScheduler<Result: Sendable>: @unchecked Sendable {
         waitingInRound = Array(repeating: false, count: items)
     }
 
-    /// How many items' runs are spread into one group (`spread`). Measured (perf, 1,000 http
-    /// targets on loopback): runs spread one by one cost 3–4× the CPU per probe of runs together,
-    /// every probe paying its own wake-ups; all at once, a round of thousands holds every socket
-    /// and buffer at the same time. Groups of 100 keep what 100 targets cost at any count.
+    /// How many items' runs are spread into one group (`spread`). Runs spread one by one cost
+    /// several times the CPU per probe of runs together, every probe paying its own wake-ups; all
+    /// at once, a round of thousands holds every socket and buffer at the same time. Groups of 100
+    /// keep what 100 targets cost at any count (docs/scale.md).
     static var groupSize: Int { 100 }
 
     /// Runs every item now, then on every network change and as the source says.

@@ -5,11 +5,10 @@ import Glibc
 /// closures of both can hold it.
 ///
 /// The lock is glibc's plain mutex, which puts a waiter to sleep at once, not Swift's `Mutex`: the
-/// route gate holds the book through a link-down's judging and document (about 10 ms at 10,000
-/// targets), and a thread waiting on a `Mutex` (a priority-inheriting futex) spins in the kernel
-/// as long as the holder runs. The engine thread spun so for 3–3.5 ms in the slowest link-downs
-/// (perf, 30 flaps at 10,000 targets), on the one other core — the core the link-down's helper
-/// thread was to take half its work on (`SharedParts`).
+/// route gate holds the book through a link-down's judging and document, and a thread waiting on
+/// a `Mutex` (a priority-inheriting futex) spins in the kernel as long as the holder runs — the
+/// engine thread spun so on the one other core, the core the link-down's helper thread was to
+/// take half its work on (`SharedParts`; docs/scale.md).
 final class SharedBook<Value: Sendable>: @unchecked Sendable {
     /// Allocated once, never moved (a `pthread_mutex_t` must not be).
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>

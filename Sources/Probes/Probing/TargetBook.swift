@@ -26,7 +26,7 @@ struct TargetBook: Sendable {
         }
     }
     /// `addresses` as the document writes them, made once per change of them (the document's entry
-    /// shares the array): a link-down at 10,000 targets formatted every address again.
+    /// shares the array): a link-down then does not format every address again (docs/scale.md).
     private var addressTexts: [String]
     private var families = PerFamily<Family>()
     /// The evaluation while no family has addresses (never resolved, or the name stopped resolving).
@@ -34,8 +34,8 @@ struct TargetBook: Sendable {
     /// Whether the route gate's last judgement found every one of `addresses` without a usable
     /// route (false once they change): a run after that batch would only take those verdicts and
     /// record `no-route` again (`ProbeScheduler.AnsweredByChange`). Marked while judging, so the
-    /// engine reads one flag a target instead of asking each address again (a set of 10,000
-    /// route questions made and searched on the engine thread: 3 ms of a link-down's CPU).
+    /// engine reads one flag a target instead of asking each address again (a set of every
+    /// target's route questions, made and searched on the engine thread: docs/scale.md).
     var unroutableAtLastJudgement = false  // beside `overall.state`: no padding of its own
     /// The families the name had when it stopped resolving (every family gave up), until a result
     /// covers them again: the document's `unresolvedFamilies`, which keep their series.
@@ -295,7 +295,7 @@ extension [TargetBook] {
             return JudgedTargets(entries: entries)
         }
         // A link-down: every book's entry in order, written in place into a list made resident at
-        // once (not grown by copying: 2.4 MB at 10,000 targets), in parts by two threads at once.
+        // once (not grown by copying: docs/scale.md), in parts by two threads at once.
         let parts = SharedParts.parts(for: count)
         // How many questions the books before each part asked (the verdicts are read by place).
         var askedBefore = [0]
@@ -335,7 +335,7 @@ extension [TargetBook] {
     var routeQuestions: [RouteQuestion] {
         var questions: [RouteQuestion] = []
         questions.reserveCapacity(count)
-        // By index: a book is not copied (10,000 copies of each were a sixth of a link-down).
+        // By index: a book is not copied (a copy of every book at a link-down: docs/scale.md).
         for index in indices {
             for address in self[index].addresses {
                 questions.append(RouteQuestion(address, via: self[index].spec.egress))
@@ -384,8 +384,8 @@ extension ThresholdEvaluation {
 }
 
 /// One value for each address family, or none: what a dictionary keyed by the two families held,
-/// without hashing a key or copying a value out to read one of its fields (a link-down at 10,000
-/// targets derived every book's two families through the dictionary: a sixth of its time).
+/// without hashing a key or copying a value out to read one of its fields (a link-down derives
+/// every book's two families: docs/scale.md).
 struct PerFamily<Value: Sendable>: Sendable {
     private var ipv4: Value?
     private var ipv6: Value?
@@ -396,8 +396,8 @@ struct PerFamily<Value: Sendable>: Sendable {
     }
 
     /// `body` of the family's value, read in place; `nil` when it has none. (`Optional.map`
-    /// lends its payload: `ipv4!` copied a whole `TargetBook.Family` out, an eighth of a
-    /// link-down's judging at 10,000 targets.)
+    /// lends its payload: `ipv4!` copied a whole `TargetBook.Family` out, for every book a
+    /// link-down judges: docs/scale.md.)
     func withValue<Result>(of family: AddressFamily, _ body: (borrowing Value) -> Result) -> Result? {
         switch family {
         case .ipv4: ipv4.map { body($0) }

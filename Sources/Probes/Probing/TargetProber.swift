@@ -35,7 +35,7 @@ final class TargetProber: Sendable {
         configuration: ProbeConfiguration, engine: ProbeEngine, routes: RouteChecker, monitor: NetworkMonitor,
         events: ProbeEvents, startedFailing: @escaping @Sendable (_ uplinks: Set<String>) -> Void = { _ in }
     ) {
-        // By name, not searched per target: at 10,000 targets a search each was 50 million compares.
+        // By name, not searched per target: a search each grows with the square of the targets.
         let listedSince = Dictionary(
             monitor.current.targets.map { ($0.name, $0.since) }, uniquingKeysWith: { first, _ in first })
         let proxies = configuration.proxies
@@ -117,8 +117,8 @@ final class TargetProber: Sendable {
                             return publish { _ in }
                         }
                         let judged = books.routesGone(verdicts, evaluator: evaluator, at: now)
-                        // By place, not by name: a link down at 10,000 targets is one pass over them
-                        // (a search per target made the fleet bench's link-down 240 ms at 1,000).
+                        // By place, not by name: one pass over the targets, not a search per
+                        // target (docs/scale.md).
                         let entries = MovedOnce(judged)
                         publish { document in
                             if let judged = entries.take() { document.replaceTargets(judged) }
@@ -204,7 +204,7 @@ public struct TargetSetChange: Sendable, Equatable {
 
 extension ReachabilityStatus {
     /// Puts a target's entry in its place (by name; the document keeps configuration order, so
-    /// `hint`, the target's place in it, is checked first: 10,000 targets are not searched per
+    /// `hint`, the target's place in it, is checked first: a large fleet is not searched per
     /// probe). An unchanged entry is not written: the document then still shares the monitor's
     /// copy of the list, so a steady probe neither copies every target nor compares them one by one.
     mutating func replaceTarget(_ status: TargetStatus, at hint: Int? = nil) {

@@ -3,8 +3,8 @@ public import Reachable
 /// An HTTP proxy an `http(s)://` check goes through (`--proxy`, `http_proxy`, …), with the
 /// credentials it is given and never shows.
 ///
-/// A class, not a struct: every target book holds the chosen proxy, and at 10,000 targets one
-/// shared reference is 8 bytes a book where a copy of five fields was about 90.
+/// A class, not a struct: every target book holds the chosen proxy, and one shared reference is
+/// 8 bytes a book where a copy of five fields was about 90 (docs/scale.md).
 ///
 /// Its `description` is `shown`: a proxy interpolated into a log line, a detail or an error can
 /// never carry the password.

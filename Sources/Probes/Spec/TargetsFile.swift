@@ -64,8 +64,8 @@ public struct TargetsFile: Sendable, Equatable {
         for name in requiredNames where !targets.contains(where: { $0.name == name }) {
             throw TargetsFileError(path: path, problem: .requiredTargetMissing(name))
         }
-        // The configuration keeps this list: without the room doubling left (10,000 targets were
-        // kept in room for 16,384). Not reserved from the line count: comment lines would count.
+        // The configuration keeps this list: without the room doubling left (up to twice the
+        // targets: docs/scale.md). Not reserved from the line count: comment lines would count.
         guard targets.capacity > targets.count + targets.count / 8 else { return targets }
         return [TargetSpec](unsafeUninitializedCapacity: targets.count) { buffer, count in
             count = buffer.initialize(fromContentsOf: targets)

@@ -10,7 +10,7 @@ import FoundationEssentials
 public enum CauseRules {
     public static func cause(of status: ReachabilityStatus, remembering memory: CauseMemory) -> Cause? {
         // The targets are surveyed only when no routing layer fails: a link-down's document need
-        // not walk a fleet's 10,000 entries to name its interface.
+        // not walk every target's entry to name its interface.
         let found = routing(status, memory) ?? aboveTheRoutes(status, memory)
         return found.map {
             Cause(layer: $0.layer, family: $0.family, subject: $0.subject, text: $0.text, since: status.changedAt)

@@ -1,5 +1,5 @@
-/// What the cause's layers need of the targets, gathered in one pass: a fleet has 10,000 of them
-/// and the cause is named with every document, so the layers do not each walk the list (and
+/// What the cause's layers need of the targets, gathered in one pass: a fleet has thousands of
+/// them and the cause is named with every document, so the layers do not each walk the list (and
 /// fields are read in place, not copied out with their strings).
 struct TargetSurvey {
     /// One family's verdict, as the survey reads it.

@@ -36,8 +36,8 @@ public struct MonitorConfiguration: Sendable {
     public init() {}
 
     /// This configuration without the first document's parts: what the netlink source keeps for
-    /// its life. The first document is the monitor's to edit; a copy kept here was 2.4 MB at
-    /// 10,000 targets that no one read after start.
+    /// its life. The first document is the monitor's to edit; a copy kept here is one more copy
+    /// of every target that no one reads after start (docs/scale.md).
     var withoutFirstDocument: MonitorConfiguration {
         var kept = self
         kept.initialTargets = []

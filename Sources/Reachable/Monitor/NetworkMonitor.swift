@@ -124,8 +124,8 @@ public final class NetworkMonitor: Sendable {
             notifyNetworkChanged()
         case .batchArrived:
             // From now, not only when the batch is published: reading, deriving and judging it
-            // takes a second at 10,000 targets, and a result of a run begun before the link went
-            // down came in between, as a document of its own (the fleet bench).
+            // takes a while with a large fleet, and a result of a run begun before the link went
+            // down came in between, as a document of its own (docs/scale.md).
             state.withLock {
                 $0.epoch += 1
                 $0.batchUnderWay = true
@@ -145,8 +145,8 @@ public final class NetworkMonitor: Sendable {
 
     /// Asks the kernel every gate's questions (on the netlink thread, no lock held), all in one
     /// batch: a question two gates share is asked once (the batch asks once per group of
-    /// addresses; not made a set first, which was a quarter of a link-down's lookups at 10,000
-    /// targets).
+    /// addresses; not made a set first, which costs a link-down a hashed insertion a question:
+    /// docs/scale.md).
     ///
     /// - Returns: every verdict in the order asked, and each gate's share.
     private func gateVerdicts(
@@ -171,9 +171,9 @@ public final class NetworkMonitor: Sendable {
 
     /// The questions the last batch's route gates found without a usable route, while no batch
     /// has come since its document (`nil` otherwise, or when every question had a route): what a
-    /// probe's own route check may take as answered. A link-down at 10,000 targets re-probes every
-    /// one at once, and each run asked the kernel again what the batch had just asked it — 10,000
-    /// lookups on the engine thread while the document was being encoded for the streams.
+    /// probe's own route check may take as answered. A link-down re-probes every target at once,
+    /// and each run asked the kernel again what the batch had just asked it — a lookup a target on
+    /// the engine thread while the document was being encoded for the streams (docs/scale.md).
     package var unroutableSinceBatch: (epoch: UInt64, verdicts: RouteVerdicts)? {
         state.withLock { state in
             guard let batch = state.batchVerdicts else { return nil }
@@ -298,8 +298,8 @@ public final class NetworkMonitor: Sendable {
     ///
     /// - Parameter deferred: apply now, publish with the next publication or `publishDeferred()`:
     ///   the probe engine defers every result of one turn of its loop and publishes them as one
-    ///   document (coalescing without timers, as a netlink batch is). 10,000 targets answering
-    ///   within a second made 10,000 documents of 10,000 targets each, every one copied,
+    ///   document (coalescing without timers, as a netlink batch is). A large fleet answering
+    ///   within a second made a document per target, each of every target, every one copied,
     ///   compared, diffed and encoded.
     @discardableResult
     package func update(
@@ -318,7 +318,7 @@ public final class NetworkMonitor: Sendable {
     /// batch of kernel notifications is waiting or being judged: its document carries them, as
     /// every publication carries what was deferred. A probe that found a route gone is ahead of
     /// the batch that says so; published alone, its verdict made a document before the link-down's
-    /// one (fleet bench: 100 targets `no-route` while the path still read `reachable`).
+    /// one (targets `no-route` while the path still read `reachable`).
     package func publishDeferred() {
         // The kernel is asked (a poll that does not wait) only when there is something to hold.
         guard state.withLock({ $0.deferred != nil && !$0.batchUnderWay }),

@@ -344,7 +344,7 @@ final class NetlinkSource: @unchecked Sendable {
     /// Route questions for the monitor's route gates, answered on this thread with the request
     /// socket and judged against the table just read (one rule: `RouteVerdict`). Many questions
     /// are asked once per group of addresses the kernel cannot tell apart (`RoutePrefixes`, one
-    /// dump of routes and rules): a link-down at 10,000 targets was 20,000 lookups.
+    /// dump of routes and rules), not once per address (docs/scale.md).
     private func routeQuestions() -> RouteQuestions {
         let routing = RoutingSnapshot(table)
         return RouteQuestions { [self] questions in

@@ -41,7 +41,7 @@ extension Set<RouteQuestion> {
 
     /// The addresses among these questions by the egress they were asked out of, in one pass: a
     /// source with thousands of targets looks each one's up here, never builds a set per target
-    /// (that made a link-down at 10,000 targets take minutes — 100 million insertions). Each set
+    /// (a set per target grows with the square of the targets: docs/scale.md). Each set
     /// is sized for its own questions, counted first: not grown by rehashing at a link-down, nor
     /// sized for all of them (with a hundred ways out, a hundred sets each as large as the whole).
     package var addressesByEgress: [Egress: Set<IPAddress>] {

@@ -61,13 +61,13 @@ public final class RouteChecker: Sendable {
     /// The last batch's unroutable questions, looked up by value: in its verdicts one by one at
     /// first, then in a set made of them once it pays and the batch's document is out.
     ///
-    /// After a link-down at 10,000 targets the batch answers almost every target's run
+    /// After a link-down the batch answers almost every target's run
     /// (`ProbeScheduler.AnsweredByChange`); the few runs begun meanwhile (those under way when it
-    /// came, timers due) check one question each. Made on the first check, the set of 10,000
-    /// took 1.5 ms of the engine thread while the document was being written, on the core the
-    /// writer's second half was waiting for (perf); reading the verdicts takes microseconds a
-    /// question. The set is made past `checksBeforeSet` checks (where it pays for itself), and
-    /// not within `settling` of the first (while the batch's document is being made).
+    /// came, timers due) check one question each. Made on the first check, the set of every
+    /// question took the engine thread while the document was being written, on the core the
+    /// writer's second half was waiting for; reading the verdicts takes microseconds a question
+    /// (docs/scale.md). The set is made past `checksBeforeSet` checks (where it pays for itself),
+    /// and not within `settling` of the first (while the batch's document is being made).
     private struct KnownUnroutable {
         static let checksBeforeSet = 32
         static let settling = Duration.milliseconds(50)

@@ -1,7 +1,7 @@
 /// The prefixes that can tell two destinations apart in a route lookup: every route's
 /// destination in every table and every rule's `to` selector, read from the kernel in one dump
 /// (`NetlinkRequester.routePrefixes`). So a batch of route questions needs one lookup per group,
-/// not one per address: 10,000 targets behind one default route are one question.
+/// not one per address: a large fleet behind one default route is one question.
 ///
 /// Why a group is answered alike: prefixes nest or are disjoint, so two addresses whose longest
 /// containing prefix is the same lie in exactly the same routes and rules, and the kernel's
@@ -18,7 +18,8 @@ package struct RoutePrefixes: Sendable {
         var high: UInt64
         var low: UInt64
 
-        /// One word hashed, not four: a link-down at 10,000 targets looks up about 40,000.
+        /// One word hashed, not four: a link-down looks up several groups a question
+        /// (docs/scale.md).
         package func hash(into hasher: inout Hasher) {
             hasher.combine(mixed)
         }
@@ -37,8 +38,8 @@ package struct RoutePrefixes: Sendable {
 
     /// One prefix length of a family, and the bits (`Group.bit`) of its prefixes: most lengths
     /// tried for an address hold none of its prefixes, and the bit says so without hashing
-    /// (the route gate tried four lengths a question, a set lookup each: 2 ms of a link-down's
-    /// 10,000 questions).
+    /// (the route gate tries about four lengths a question: a set lookup for each, at every
+    /// link-down, is what this saves; docs/scale.md).
     private struct Length: Sendable {
         let bits: Int
         var seen: UInt64 = 0

@@ -1,10 +1,10 @@
 /// A route gate's questions with the kernel's verdict on each: whether it has no usable route.
 ///
 /// Kept in the order the gate asked them, so a gate that walks its own sources in that order
-/// reads each verdict by place, without hashing: a link-down at 10,000 targets hashed every
-/// question four times over (the verdicts, each gate's share, the addresses by egress, each
-/// target's check), a third of the netlink thread's time before the document. Read by value, the
-/// unroutable ones are a set, for the gates with a few questions.
+/// reads each verdict by place, without hashing: by value, a link-down hashed every question four
+/// times over (the verdicts, each gate's share, the addresses by egress, each target's check) on
+/// the netlink thread before the document (docs/scale.md). Read by value, the unroutable ones are
+/// a set, for the gates with a few questions.
 package struct RouteVerdicts: Sendable {
     /// What the gate asked, in its order.
     package let questions: [RouteQuestion]

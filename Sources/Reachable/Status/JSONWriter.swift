@@ -5,11 +5,11 @@ import Glibc
 /// with RFC 8259 escaping, literals. It writes the status document and the server's health and
 /// problem bodies, so every JSON reachd sends is escaped by the same code.
 ///
-/// A document of 10,000 targets is about 3.8 MB written in some 300,000 pieces, on the way from a
-/// link-down to its event (the fleet bench). So the bytes go through a plain pointer, not `Array.append`
-/// (whose uniqueness and capacity checks per piece were a third of the time): into the result's
-/// own storage when `JSONWriter.bytes(capacity:_:)` writes (nothing copied when the capacity was
-/// enough), else into a buffer of the writer's own, grown by doubling.
+/// A fleet's document is megabytes written in hundreds of thousands of pieces, on the way from a
+/// link-down to its event. So the bytes go through a plain pointer, not `Array.append` (whose
+/// uniqueness and capacity checks on every piece were much of the time: docs/scale.md): into the
+/// result's own storage when `JSONWriter.bytes(capacity:_:)` writes (nothing copied when the
+/// capacity was enough), else into a buffer of the writer's own, grown by doubling.
 public final class JSONWriter: JSONOutput {
     /// Where the bytes go: the storage `bytes(capacity:_:)` lends, or `malloc`'s (`ownsBuffer`).
     @exclusivity(unchecked) private var base: UnsafeMutablePointer<UInt8>
@@ -80,8 +80,8 @@ public final class JSONWriter: JSONOutput {
     public func array<Element>(_ elements: [Element], _ body: (Element) -> Void) {
         put(UInt8(ascii: "["))
         needsComma = false
-        // By index, not `for … in`: 0.1–0.2 ms less of the 5.5 a 10,000-target document takes
-        // (micro-benchmark, best of 60; fewer retains). Each element is still copied for `body`.
+        // By index, not `for … in`: fewer retains (docs/scale.md). Each element is still copied
+        // for `body`.
         for index in elements.indices {
             if needsComma { put(UInt8(ascii: ",")) }
             body(elements[index])
@@ -93,9 +93,9 @@ public final class JSONWriter: JSONOutput {
 
     /// `array(_:_:)`, each element written by `body` to the writer it is given: a large array in
     /// parts written by two threads at the same time (`SharedParts`), each part into a region of
-    /// its own of the room left here, then moved down behind the part before it, in order. A
-    /// link-down's 10,000 targets were 12 ms of one core; a buffer of its own for a part, copied
-    /// in, faulted in 3.3 MB more at every link-down (perf: 2.5 ms of CPU).
+    /// its own of the room left here, then moved down behind the part before it, in order: a
+    /// buffer of its own for a part, copied in, faulted in as much memory again at every link-down
+    /// (docs/scale.md).
     public func arrayInParts<Element>(_ elements: [Element], _ body: (JSONWriter, Element) -> Void) {
         let parts = SharedParts.parts(for: elements.count)
         guard parts > 1 else { return array(elements) { body(self, $0) } }
@@ -237,8 +237,8 @@ public final class JSONWriter: JSONOutput {
     }
 
     /// A string known to need no escaping: an enum's raw value (a state, a reason), which the
-    /// code spells, so the check `string(_:)` makes of every byte is skipped (a document of
-    /// 10,000 targets has some 60,000 of them). Checked in debug builds.
+    /// code spells, so the check `string(_:)` makes of every byte is skipped (a document has
+    /// several a target). Checked in debug builds.
     public func plain(_ text: String) {
         var text = text
         text.withUTF8 { utf8 in
@@ -262,7 +262,7 @@ public final class JSONWriter: JSONOutput {
 
     /// `parts` joined by `separator` (which needs no escaping), as one string: a `/changes` field
     /// path (`targets.db.state`) written from its parts, not joined into a string first (a
-    /// link-down's change at 10,000 targets has 90,000 of them).
+    /// link-down's change has several a target).
     public func string(joining parts: [String], separator: StaticString) {
         guard parts.allSatisfy({ part in part.utf8.withContiguousStorageIfAvailable(JSONString.isPlain) ?? false })
         else { return string(parts.joined(separator: separator.description)) }

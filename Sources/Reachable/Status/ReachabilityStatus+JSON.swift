@@ -12,8 +12,8 @@ extension ReachabilityStatus {
     /// The document as one line of JSON.
     ///
     /// - Parameter expectedSize: about how large it will be (the last document's size): the
-    ///   bytes are reserved at once, with a quarter to spare, so a document of 10,000 targets
-    ///   (3.4 MB) is not copied as it grows; the room left unwritten is never made resident.
+    ///   bytes are reserved at once, with a quarter to spare, so a fleet's document (megabytes)
+    ///   is not copied as it grows; the room left unwritten is never made resident.
     public func jsonBytes(expectedSize: Int? = nil) -> [UInt8] {
         JSONWriter.bytes(
             capacity: jsonCapacity(expectedSize: expectedSize), populating: jsonSurelyHeld(expectedSize: expectedSize)
@@ -22,25 +22,25 @@ extension ReachabilityStatus {
 
     /// The bytes to reserve for the document: the last document's size with a quarter to spare,
     /// or an estimate from its entries. A sixteenth was too little for a link-down: every target
-    /// gains a reason and a detail, the document grew past it (one 10,000-target document was
-    /// 3.4 MB, its link-down 3.8) and was copied into a buffer twice its size, then back.
+    /// gains a reason and a detail, the document grew past it (docs/scale.md) and was copied into
+    /// a buffer twice its size, then back.
     public func jsonCapacity(expectedSize: Int?) -> Int {
         expectedSize.map { $0 + $0 / 4 + 256 } ?? entriesEstimate
     }
 
     /// The bytes the document will about surely hold, to make resident before it is written
     /// (`PopulatedMemory`): the last document's size, unless its entries say this one is smaller
-    /// (a targets file that went from 10,000 targets to 10 would otherwise leave megabytes of
-    /// reserved room resident and unused). Nothing when the targets are written in parts
+    /// (a targets file that went from thousands of targets to 10 would otherwise leave megabytes
+    /// of reserved room resident and unused). Nothing when the targets are written in parts
     /// (`JSONWriter.arrayInParts`): each part's pages then fault in as it is written, on two
-    /// threads at once; made resident first, they took 1.6 ms of one core before the second
-    /// thread began (perf, 10,000 targets).
+    /// threads at once; made resident first, they held up one core before the second thread
+    /// began (docs/scale.md).
     public func jsonSurelyHeld(expectedSize: Int?) -> Int {
         guard SharedParts.parts(for: targets.count) == 1 else { return 0 }
         return min(expectedSize ?? 0, entriesEstimate)
     }
 
-    /// About 400 bytes an entry: a target with one family is 380 at 10,000 targets.
+    /// About 400 bytes an entry: a target with one family writes about 380.
     private var entriesEstimate: Int { 2048 + 400 * (targets.count + interfaces.count) }
 
     /// Writes the document where `json` stands (after an SSE frame's head: `EventFrame`).

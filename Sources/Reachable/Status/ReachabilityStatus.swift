@@ -102,8 +102,8 @@ public struct ReachabilityStatus: Sendable, Equatable, Decodable {
     /// Entry by entry; an entry that is the very same bits as the other's (one left alone: the
     /// document shares it with the last) is not compared field by field. Equal bits are equal
     /// values (the same strings' storage, the same numbers); unequal bits are compared with `==`.
-    /// Each probe result's document was compared with the last across all 10,000 targets, on the
-    /// engine thread and under the monitor's lock: a third of a link-down's time (the fleet bench).
+    /// Each probe result's document is compared with the last across every target, on the engine
+    /// thread and under the monitor's lock (docs/scale.md).
     static func sameEntries<Entry: Equatable>(_ entries: [Entry], _ others: [Entry]) -> Bool {
         guard entries.count == others.count else { return false }
         return entries.withUnsafeBufferPointer { entries in

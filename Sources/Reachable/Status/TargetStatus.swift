@@ -88,8 +88,8 @@ public struct TargetStatus: Sendable, Equatable, Decodable {
     /// - Parameter unresolved: why there is no family at all (the name did not resolve, and that
     ///   failure in words), else `nil`.
     public mutating func deriveOverall(unresolved: (reason: ProbeFailureReason, detail: String?)?, at now: Date) {
-        // IPv6 first: it decides ties. Two optionals, not an array of them: a link-down at 10,000
-        // targets derives every one (an array each was a fifth of judging them).
+        // IPv6 first: it decides ties. Two optionals, not an array of them: a link-down derives
+        // every target's (docs/scale.md).
         let first = ipv6 ?? ipv4
         let second = ipv6 == nil ? nil : ipv4
         let next: State

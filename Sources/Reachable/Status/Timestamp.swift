@@ -40,7 +40,7 @@ public struct Timestamp: Sendable {
 
     /// A time reachd writes (2001 to 2200, where Foundation's calendar is the proleptic Gregorian
     /// one and a `Double` holds the microseconds) taken apart by arithmetic alone: Foundation's
-    /// calendar took a third of the time to encode a document of 10,000 targets. `nil` outside,
+    /// calendar was much of the time to encode a fleet's document (docs/scale.md). `nil` outside,
     /// for Foundation to write. Counted from 2001 as a `Date` stores it and cut as Foundation cuts:
     /// the same digits (checked against it in `TimestampTests`).
     struct Fields {

@@ -1,6 +1,6 @@
 /// Some of the two address families, in one byte: what a status entry keeps of its last
 /// resolution beside its families (a `Set<AddressFamily>` is an allocation of its own, one per
-/// entry of a fleet's 10,000 targets, made anew with every entry).
+/// target, made anew with every entry).
 public struct AddressFamilies: Sendable, Hashable, ExpressibleByArrayLiteral {
     private var bits: UInt8 = 0
 

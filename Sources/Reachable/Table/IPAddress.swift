@@ -10,8 +10,8 @@ public import Glibc
 public struct IPAddress: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// The network-order bytes as two big-endian words (IPv4's four in the top of `high`), held
     /// inline rather than as an array of their own: an address is then compared, hashed and
-    /// copied without the heap (a link-down at 10,000 targets hashes every target's addresses
-    /// several times on its way to the document), and costs no allocation of 48 bytes.
+    /// copied without the heap (a link-down hashes every target's addresses several times on its
+    /// way to the document), and costs no allocation of 48 bytes.
     package let high: UInt64
     package let low: UInt64
     public let isIPv6: Bool

@@ -10,7 +10,7 @@ package enum JSONString {
     package static func append(_ text: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         // Most strings (names, states, addresses, times) need no escape: copied in one go, not
-        // scalar by scalar — a document of 10,000 targets is 100,000 strings.
+        // scalar by scalar — a fleet's document is strings by the hundred thousand.
         var text = text
         let copied = text.withUTF8 { utf8 in
             guard isPlain(utf8) else { return false }
@@ -22,8 +22,8 @@ package enum JSONString {
     }
 
     /// Whether `utf8` is written as it is, between quotes (most strings: names, states, addresses).
-    /// Eight bytes at a time: a document of 10,000 targets is 100,000 strings, and a byte-by-byte
-    /// scan was a third of the time to write it.
+    /// Eight bytes at a time: a fleet's document is strings by the hundred thousand, and a
+    /// byte-by-byte scan was much of the time to write it (docs/scale.md).
     package static func isPlain(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let start = utf8.baseAddress else { return true }
         let bytes = UnsafeRawPointer(start)

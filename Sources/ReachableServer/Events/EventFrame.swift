@@ -4,7 +4,7 @@ import Reachable
 /// bytes are shared by every subscriber (an array is copied by reference, not by value).
 enum EventFrame {
     /// A status frame, and where the document lies in it: `/status` serves that slice of the
-    /// frame, so the document is held once (at 10,000 targets it is 3.4 MB).
+    /// frame, so the document is held once (a fleet's is megabytes).
     struct Status: Sendable {
         let bytes: [UInt8]
         /// The document's place in `bytes`.

@@ -5,8 +5,8 @@ import Synchronization
 
 /// A thread of its own that writes each change to its share of the `/events` streams.
 ///
-/// A change reaches up to 10,000 sockets, one system call each: tens of milliseconds of
-/// blocking work. Done on Swift's cooperative pool (one thread per core) it would hold the
+/// A change reaches thousands of sockets, one system call each: milliseconds of blocking work
+/// (docs/scale.md). Done on Swift's cooperative pool (one thread per core) it would hold the
 /// threads everything else runs on; here the publisher hands over the frame and returns, and
 /// the writer wakes once for whatever was handed over since it last looked. Only the newest
 /// frame is kept (status is state, not a log), and each stream belongs to one writer for its

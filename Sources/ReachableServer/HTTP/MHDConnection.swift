@@ -86,10 +86,10 @@ struct MHDConnection: StreamConnection, @unchecked Sendable {
 
     /// Raises the send buffer to hold a frame larger than the one every connection starts with
     /// (`ListeningSocket.sendBufferBytes`), as far as the kernel lets a process (`net.core.wmem_max`,
-    /// 208 KiB by default); returns what it now takes at once. A document of 10,000 targets
-    /// (3.4 MB) went through 32 KiB: a hundred round trips of fill, wake and drain, most of a
-    /// link-down's time to its event (the fleet bench). A stalled client then holds up to one such
-    /// buffer in the kernel, as reachd holds one pending frame for it — not a backlog of events.
+    /// 208 KiB by default); returns what it now takes at once. A fleet's document through the
+    /// starting buffer is many round trips of fill, wake and drain on the way from a link-down to
+    /// its event (docs/scale.md). A stalled client then holds up to one such buffer in the kernel,
+    /// as reachd holds one pending frame for it — not a backlog of events.
     private func growSendBuffer(toHold total: Int) -> Int {
         var size = Int32(clamping: min(total, Self.largestSendBuffer))
         var granted: Int32 = 0

@@ -3,7 +3,7 @@ import CMicroHTTPD
 /// The libmicrohttpd response of a `SharedResponse`, made once (on the first request for it)
 /// and queued on every connection that asks for it: the `/status` document, re-made on each
 /// change, is served from the shared response's own bytes — not copied per request, nor once
-/// into libmicrohttpd (at 10,000 targets that copy was 3.4 MB).
+/// into libmicrohttpd (a fleet's document is megabytes).
 ///
 /// libmicrohttpd counts references to a response: a connection that queued it keeps it alive
 /// after this object lets go of its own reference in `deinit`, and the body's bytes with it

@@ -3,8 +3,8 @@
 /// scrape never shows what is gone. Kept under its owner's lock.
 ///
 /// The series lie in an array in the order they first appeared, with each key's place in a
-/// dictionary beside it: a dictionary of the series themselves kept a quarter of its slots empty at
-/// their full size (at 10,000 targets, 16,384 slots of 272 bytes: 4.5 MB).
+/// dictionary beside it: a dictionary of the series themselves kept a quarter of its slots empty,
+/// each of a series' full size (docs/scale.md).
 struct KeyedSeries<Series> {
     private var places: [String: Int] = [:]
     private var keys: [String] = []
@@ -17,8 +17,8 @@ struct KeyedSeries<Series> {
         remove: (Series) -> Void
     ) {
         var listed = [Bool](repeating: false, count: series.count)
-        // Room for every item at once: grown by appending, the arrays doubled past 10,000 targets
-        // to room for 16,384 (heaptrack: 5 MB where the series themselves are 2.6).
+        // Room for every item at once: grown by appending, the arrays doubled to up to twice the
+        // room the series need (docs/scale.md).
         if items.count > series.capacity {
             keys.reserveCapacity(items.count)
             series.reserveCapacity(items.count)

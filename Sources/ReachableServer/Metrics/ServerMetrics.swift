@@ -142,10 +142,9 @@ public final class ServerMetrics: Sendable {
 
     /// The response to `GET /metrics`, at least as new as `current` — the document `/status`
     /// serves now. The server installs a document for `/status` and the streams first and sets
-    /// the series after: setting them first would hold a link-down's event back (4 ms at 10,000
-    /// targets, a quarter of its time). A scrape in between applies the document here, so whoever
-    /// has seen a document at `/status` or `/events` reads metrics at least that new; when they
-    /// are, this costs a comparison.
+    /// the series after: setting them first would hold a link-down's event back (docs/scale.md).
+    /// A scrape in between applies the document here, so whoever has seen a document at `/status`
+    /// or `/events` reads metrics at least that new; when they are, this costs a comparison.
     func response(sseClients: Int, current: ReachabilityStatus) -> HTTPResponse {
         update(current)
         return HTTPResponse(

@@ -9,9 +9,9 @@ import Synchronization
 ///
 /// Each target's numbers are a `TargetSeries` of plain values, written into the text format here
 /// when scraped — one family after another, its `# HELP` and `# TYPE` once — rather than
-/// swift-prometheus objects: at a fleet's 10,000 targets those were most of reachd's memory
-/// (the fleet bench). The lines are the ones swift-prometheus writes (`le` and sums by its
-/// `bucketRepresentation`); `ExpositionOrder` sorts them with the rest.
+/// swift-prometheus objects: with a fleet, those were most of reachd's memory (docs/scale.md).
+/// The lines are the ones swift-prometheus writes (`le` and sums by its `bucketRepresentation`);
+/// `ExpositionOrder` sorts them with the rest.
 final class TargetMetrics: Sendable {
     private let byName = Mutex(KeyedSeries<TargetSeries>())
 

@@ -3,8 +3,7 @@ import Reachable
 /// The numbers behind one target's series — a few hundred bytes of plain values, written into
 /// the text format by `TargetMetrics` when scraped. Not swift-prometheus objects: a target's 25
 /// counters, gauges and histograms there (each with its name, labels and a pre-rendered line)
-/// held 8.6 KB per target (heaptrack, 10,000 targets: 86 MB of a 157 MB heap), where the fleet bench
-/// asks ≤ 2 KiB for everything a target holds.
+/// held several times what a target may hold in all (docs/scale.md).
 struct TargetSeries {
     /// The document's state for the target at its last listing (`nil` before the first): its
     /// changes are `reachd_target_transitions_total`, and `reachable` is `reachd_target_up` 1.
@@ -55,8 +54,7 @@ struct FamilySeries {
     var impairments: [Impairment] = []
     /// `icmp://` only, made with the first echo. 32 bits each, as a histogram's buckets are (an
     /// echo answered is a round trip counted): with 64-bit counts and an `Int` MTU the two families
-    /// of a target took 48 bytes more (the fleet bench's RSS per target; a counter that wraps is a reset
-    /// to Prometheus).
+    /// of a target took 48 bytes more (docs/scale.md). A counter that wraps is a reset to Prometheus.
     var echoes: (sent: UInt32, received: UInt32)?
     /// Made with the first path MTU learned (at most 65,535, an IPv6 jumbogram's aside).
     var pathMTU: UInt16?
@@ -74,8 +72,8 @@ typealias RoundTripCounts = DurationCounts<13>
 /// A histogram's numbers: observations per bucket (not yet cumulative), their count and sum.
 ///
 /// The buckets are inline, in the series itself: an array of their own was a block of 96 bytes
-/// per histogram (its header, its capacity rounded up, malloc's header), two per target: 1.9 MB
-/// of the 23 MB that 10,000 `http://` targets held (the fleet bench's RSS per target).
+/// per histogram (its header, its capacity rounded up, malloc's header), two per target
+/// (docs/scale.md).
 struct DurationCounts<let bucketCount: Int> {
     /// 32 bits a bucket, not 64: a bucket fills after 4.3 billion observations — 13 years of an
     /// `icmp://` target's round trips at the fastest interval and echo count, 136 of one probe a
@@ -111,8 +109,8 @@ struct DurationCounts<let bucketCount: Int> {
 }
 
 /// A target's failed probes per reason, indexed like `TargetSeries.reasons`. No array until the
-/// first failure: most targets of a healthy fleet never fail, and 10,000 arrays of zeros were
-/// 1.1 MB (8 reasons: 96 bytes and malloc's header each).
+/// first failure: most targets of a healthy fleet never fail, and an array of zeros is 96 bytes
+/// and malloc's header a target (8 reasons; docs/scale.md).
 struct ReasonCounts {
     private var counts: [Int]?
 

@@ -8,8 +8,8 @@ import Reachable
 /// with every change than naming the cause itself); a reason that is null there is left out here.
 ///
 /// `targets` lists every target of a document of up to `listedInFull` targets. A fleet's is
-/// larger, and a line of all its targets was 589 KB and about 15 ms of CPU at every change with
-/// 10,000 (the fleet bench) — more than log pipelines take as one line (Docker's splits at 16 KB). There
+/// larger, and a line of all its targets is hundreds of KB and milliseconds of CPU at every change
+/// (docs/scale.md) — more than log pipelines take as one line (Docker's splits at 16 KB). There
 /// `targets` lists only the targets whose state, reason or `degraded` changed since the document
 /// before, or that are new in it (the first `listedInFull` of them, in the document's order), and
 /// the line counts the rest: `targetsChanged` (every one, listed or not), `targetCounts` (by state,

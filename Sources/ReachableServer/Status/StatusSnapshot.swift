@@ -44,8 +44,8 @@ final class StatusSnapshot: Sendable {
 
     /// Installs a new status; returns its SSE frame for the streams, and the status it replaced:
     /// the caller lets that go once the streams have the frame. It is often the last reference to
-    /// the previous document's entries, and releasing 10,000 of them (a link-down at a fleet's
-    /// size) took milliseconds between the document and its streams.
+    /// the previous document's entries, and releasing a fleet's entries at a link-down took
+    /// milliseconds between the document and its streams (docs/scale.md).
     func install(_ status: ReachabilityStatus) -> (frame: [UInt8], replaced: ReachabilityStatus) {
         let frame = EventFrame.status(status, expectedSize: current.withLock { $0.frame.json.count })
         let response = Self.response(for: frame, extraHeaders: extraHeaders)
