@@ -294,8 +294,8 @@ extension [TargetBook] {
             }
             return JudgedTargets(entries: entries)
         }
-        // A link-down: every book's entry in order, written in place into a list made resident at
-        // once (not grown by copying: docs/scale.md), in parts by two threads at once.
+        // A link-down: every book's entry in order, written in place into a list reserved at once
+        // (not grown by copying: docs/scale.md), in parts by two threads at once.
         let parts = SharedParts.parts(for: count)
         // How many questions the books before each part asked (the verdicts are read by place).
         var askedBefore = [0]
@@ -308,8 +308,6 @@ extension [TargetBook] {
         let list = withUnsafeMutableBufferPointer { books in
             [TargetStatus](unsafeUninitializedCapacity: books.count) { list, initialized in
                 let place = list.baseAddress!
-                PopulatedMemory.populate(
-                    UnsafeMutableRawPointer(place), count: list.count * MemoryLayout<TargetStatus>.stride)
                 unjudged.withUnsafeMutableBufferPointer { unjudged in
                     SharedParts.run(parts: parts) { part in
                         let range = SharedParts.range(of: part, in: parts, count: books.count)

@@ -40,15 +40,9 @@ public final class JSONWriter: JSONOutput {
 
     /// What `body` writes, in an array reserved at `capacity` bytes and written in place (copied
     /// once more only when it outgrew them).
-    ///
-    /// - Parameter populating: how many of those bytes the result will surely hold (the last
-    ///   document's size): made resident in one call when large (`PopulatedMemory`).
-    public static func bytes(capacity: Int, populating: Int = 0, _ body: (JSONWriter) -> Void) -> [UInt8] {
+    public static func bytes(capacity: Int, _ body: (JSONWriter) -> Void) -> [UInt8] {
         var outgrown: [UInt8]?
         let written = [UInt8](unsafeUninitializedCapacity: max(capacity, 64)) { buffer, initialized in
-            if let base = buffer.baseAddress {
-                PopulatedMemory.populate(UnsafeMutableRawPointer(base), count: min(populating, buffer.count))
-            }
             let writer = JSONWriter(lending: buffer)
             body(writer)
             if writer.ownsBuffer {
@@ -80,11 +74,9 @@ public final class JSONWriter: JSONOutput {
     public func array<Element>(_ elements: [Element], _ body: (Element) -> Void) {
         put(UInt8(ascii: "["))
         needsComma = false
-        // By index, not `for … in`: fewer retains (docs/scale.md). Each element is still copied
-        // for `body`.
-        for index in elements.indices {
+        for element in elements {
             if needsComma { put(UInt8(ascii: ",")) }
-            body(elements[index])
+            body(element)
             needsComma = true
         }
         put(UInt8(ascii: "]"))
@@ -120,7 +112,6 @@ public final class JSONWriter: JSONOutput {
             writers[part] = writer
         }
         let written = writers.map { $0! }
-        let touched = start + parts * region
         if written.contains(where: \.ownsBuffer) {
             // Rare (entries much longer than the last document's): moving the parts down in place
             // could overwrite a part not yet moved, so every part is copied out, then back in.
@@ -138,8 +129,6 @@ public final class JSONWriter: JSONOutput {
                 needsComma = true
             }
         }
-        // The regions' room left unwritten is given back: the document keeps only what it holds.
-        PopulatedMemory.release(UnsafeMutableRawPointer(base + count), count: min(touched, capacity) - count)
         put(UInt8(ascii: "]"))
         needsComma = true
     }

@@ -13,11 +13,9 @@ extension ReachabilityStatus {
     ///
     /// - Parameter expectedSize: about how large it will be (the last document's size): the
     ///   bytes are reserved at once, with a quarter to spare, so a fleet's document (megabytes)
-    ///   is not copied as it grows; the room left unwritten is never made resident.
+    ///   is not copied as it grows.
     public func jsonBytes(expectedSize: Int? = nil) -> [UInt8] {
-        JSONWriter.bytes(
-            capacity: jsonCapacity(expectedSize: expectedSize), populating: jsonSurelyHeld(expectedSize: expectedSize)
-        ) { write(to: $0) }
+        JSONWriter.bytes(capacity: jsonCapacity(expectedSize: expectedSize)) { write(to: $0) }
     }
 
     /// The bytes to reserve for the document: the last document's size with a quarter to spare,
@@ -26,18 +24,6 @@ extension ReachabilityStatus {
     /// a buffer twice its size, then back.
     public func jsonCapacity(expectedSize: Int?) -> Int {
         expectedSize.map { $0 + $0 / 4 + 256 } ?? entriesEstimate
-    }
-
-    /// The bytes the document will about surely hold, to make resident before it is written
-    /// (`PopulatedMemory`): the last document's size, unless its entries say this one is smaller
-    /// (a targets file that went from thousands of targets to 10 would otherwise leave megabytes
-    /// of reserved room resident and unused). Nothing when the targets are written in parts
-    /// (`JSONWriter.arrayInParts`): each part's pages then fault in as it is written, on two
-    /// threads at once; made resident first, they held up one core before the second thread
-    /// began (docs/scale.md).
-    public func jsonSurelyHeld(expectedSize: Int?) -> Int {
-        guard SharedParts.parts(for: targets.count) == 1 else { return 0 }
-        return min(expectedSize ?? 0, entriesEstimate)
     }
 
     /// About 400 bytes an entry: a target with one family writes about 380.

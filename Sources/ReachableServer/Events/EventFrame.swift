@@ -20,8 +20,7 @@ enum EventFrame {
         let head = "id: \(status.sequence)\nevent: status\ndata: ".utf8
         var json = 0..<0
         let capacity = head.count + status.jsonCapacity(expectedSize: expectedSize) + 2
-        let populating = status.jsonSurelyHeld(expectedSize: expectedSize)
-        let bytes = JSONWriter.bytes(capacity: capacity, populating: populating) { frame in
+        let bytes = JSONWriter.bytes(capacity: capacity) { frame in
             frame.verbatim(head)
             let start = frame.count
             status.write(to: frame)
