@@ -9,7 +9,7 @@ import Glibc
 ///   documents between each other, so memory freed in one arena is rarely reused by its thread.
 /// - A fixed mmap threshold (128 KiB, glibc's initial one): a block that large is mapped on its
 ///   own and given back when freed. glibc otherwise raises the threshold to the largest block freed
-///   so far — a 3.4 MB document at 10,000 targets — and then keeps up to twice that per arena.
+///   so far — a fleet's document is megabytes — and then keeps up to twice that per arena.
 ///
 /// An operator's own `MALLOC_*` or `GLIBC_TUNABLES` setting wins: nothing is changed then.
 enum MemoryPolicy {

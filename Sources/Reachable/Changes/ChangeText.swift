@@ -94,8 +94,8 @@ public enum ChangeText {
 
     /// The things of the new document by diff path: members by key, named entries (`name`,
     /// `address`) by that value, each named array's entries found through a dictionary made
-    /// once (a link-down's 10,000 lines each look up their target: a search each was 100 million
-    /// comparisons).
+    /// once (a link-down's lines each look up their target: a search each is quadratic in the
+    /// targets).
     private struct Subjects {
         let document: JSONValue
         /// The named arrays met, by their path: a document has a few (targets, interfaces, DNS

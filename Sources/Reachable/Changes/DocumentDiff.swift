@@ -30,8 +30,8 @@ public enum DocumentDiff {
     }
 
     // The path is one array, a part appended before each comparison and removed after it, and
-    // copied only into a change: a link-down's diff at 10,000 targets compares some 300,000
-    // members, and a new path for each was a third of its time.
+    // copied only into a change: a fleet's link-down compares hundreds of thousands of members,
+    // and a new path for each was a third of the diff's time (docs/scale.md).
     private static func compare(
         _ old: JSONValue, _ new: JSONValue, at path: inout [String], into changes: inout [FieldChange]
     ) {
@@ -87,8 +87,8 @@ public enum DocumentDiff {
         _ old: [(name: String, value: JSONValue)], _ new: [(name: String, value: JSONValue)], at path: inout [String],
         into changes: inout [FieldChange]
     ) {
-        // By name through a dictionary, never a search per entry: 10,000 targets made that
-        // 100 million string comparisons per document (a link-down's document took a second).
+        // By name through a dictionary, never a search per entry: a search is quadratic in the
+        // targets (docs/scale.md).
         let newIndex = Dictionary(new.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { first, _ in first })
         let oldNames = Set(old.map(\.name))
         for entry in old {

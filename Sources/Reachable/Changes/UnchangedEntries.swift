@@ -1,6 +1,6 @@
 /// Takes out of two status documents what they share unchanged, so that the `/changes` diff
-/// builds and compares only what may differ: at 10,000 targets a document is 3.4 MB of JSON, and a
-/// change of one target's state then costs a tree of one target, not of 10,000.
+/// builds and compares only what may differ: a change of one target's state then costs a tree of
+/// one target, not of the whole fleet.
 ///
 /// What is taken out: a target or an interface equal in both documents, and the cause when it is
 /// the same in both (most changes leave it as it was). `DocumentDiff` gives the same result

@@ -6,13 +6,12 @@ import Synchronization
 /// for the call (joined before it returns) each take the next part nobody has taken, until none
 /// is left.
 ///
-/// For the few jobs of a link-down at 10,000 targets that take milliseconds of one core each —
-/// judging every target, writing the 3.8 MB document — on the way to the one event (the fleet bench:
-/// ≤ 20 ms). Fixed halves, one a thread, left one core idle for 2–6 ms whenever another of
-/// reachd's threads (a second netlink batch, the probe engine) or the made thread's late start
-/// held up the other half (perf); with parts, the thread that is free takes what is left, so the
-/// wait is at most one part. A thread made and joined costs tens of microseconds, so it pays only
-/// above `worthSharing` items; with one core every part runs on the caller, in order.
+/// For the few jobs of a large fleet's link-down that take milliseconds of one core each —
+/// judging every target, writing the document — on the way to the one event. Numbered parts, not
+/// fixed halves: the thread that is free takes what is left, so a thread held up by another of
+/// reachd's threads delays at most one part (docs/scale.md). A thread made and joined costs tens
+/// of microseconds, so it pays only above `worthSharing` items; with one core every part runs on
+/// the caller, in order.
 /// The parts must touch disjoint memory: nothing here guards what they share.
 package enum SharedParts {
     /// Below this many items a job stays on one thread.

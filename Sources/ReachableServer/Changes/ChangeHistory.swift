@@ -5,7 +5,7 @@ import Synchronization
 /// `KeptChanges`). Each is diffed once, when the server publishes it (`record`), against the
 /// document published before. The answer is rendered by the first request after a change and
 /// shared by the requests after it: a change nobody asks for costs no second copy of every kept
-/// change (at 10,000 targets the first change alone is about 5 MB).
+/// change (a fleet's first change alone is megabytes).
 ///
 /// The document the server starts with is the baseline, not a change: it has nothing before it
 /// to differ from (the monitor's `unknown` before the first reading was never served). Every
@@ -62,8 +62,8 @@ final class ChangeHistory: Sendable {
             state.response = nil
             return ((replaced, released), state.changes.count)
         }
-        // The replaced document (often the last reference to its entries: 10,000 of them at a
-        // fleet's size) and response (with the daemon's form of it) are released out of the lock.
+        // The replaced document (often the last reference to its entries) and response (with the
+        // daemon's form of it) are released out of the lock.
         _ = released
         return kept
     }
@@ -89,9 +89,8 @@ final class ChangeHistory: Sendable {
     /// `{"sequence": 17, "changedAt": "…", "diff": [{"field": …, "from": …, "to": …}, …],
     /// "lines": ["target db: reachable → unreachable (refused: …)", …]}`.
     private static func entry(for status: ReachabilityStatus, diff: [FieldChange], lines: [String]) -> [UInt8] {
-        // Written where it is kept (a link-down's change at 10,000 targets is 6 MB, which a
-        // writer grown by doubling copied a dozen times): room for about 96 bytes a field and
-        // 80 a line.
+        // Written where it is kept (a fleet's link-down is a change of megabytes, which a writer
+        // grown by doubling copies a dozen times): room for about 96 bytes a field and 80 a line.
         let written = JSONWriter.bytes(capacity: 128 + 96 * diff.count + 80 * lines.count) { json in
             json.object {
                 json.field("sequence") { json.raw(String(status.sequence)) }

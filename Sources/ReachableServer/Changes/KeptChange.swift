@@ -4,10 +4,9 @@ import CZlib
 ///
 /// A change's JSON repeats its field names and values (`"field":"targets.t17.state","from":
 /// "unknown","to":"reachable"`) and is kept until `--history` newer ones replace it — for hours.
-/// The first readings of 10,000 targets were some ten changes of 3.3 MB together, held for the
-/// whole run (the fleet bench's RSS per target, about 330 bytes each); compressed they are a tenth of
-/// that. Only from `compressedFrom` bytes: a small change (one target's state) gains little and
-/// is read on every request for `/changes`.
+/// A fleet's first readings are changes of megabytes, held for the whole run; compressed they are
+/// a tenth of that (docs/scale.md). Only from `compressedFrom` bytes: a small change (one target's
+/// state) gains little and is read on every request for `/changes`.
 struct KeptChange {
     static let compressedFrom = 4096
 
@@ -53,7 +52,7 @@ struct KeptChange {
         precondition(result == Z_OK && Int(length) == count, "a kept change did not inflate: zlib \(result)")
     }
 
-    /// `json` compressed at zlib's fastest level (a link-down's change at 10,000 targets is 6 MB,
+    /// `json` compressed at zlib's fastest level (a fleet's link-down is a change of megabytes,
     /// compressed after the frame is out), or `nil` if zlib failed or it did not get smaller.
     private static func compress(_ json: [UInt8]) -> [UInt8]? {
         let bound = Int(compressBound(uLong(json.count)))

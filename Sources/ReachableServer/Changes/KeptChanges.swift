@@ -2,12 +2,12 @@
 /// large), oldest first: the last `capacity` (`--history`), and of those only as many of the
 /// newest as fit in `byteBudget` — counted as JSON, the size of the answer they make.
 ///
-/// The byte bound is for fleets: a link-down at 10,000 targets is one change of about 5 MB (every
-/// target's state, reason and families), and 500 of them would hold 2.5 GB. The newest change is
+/// The byte bound is for fleets: a large fleet's link-down is one change of megabytes (every
+/// target's state, reason and families), and `--history` of them would hold gigabytes. The newest change is
 /// always kept, whatever its size, so `/changes` always shows the last one. Storage grows with
 /// use, so a large `--history` costs nothing until changes fill it.
 struct KeptChanges {
-    /// The default `byteBudget`: some 50,000 changes of one target, or three of 10,000.
+    /// The default `byteBudget`: some 50,000 changes of one target, or a few of a large fleet.
     static let defaultByteBudget = 16 << 20
 
     let capacity: Int
