@@ -580,6 +580,9 @@ def test_page_shows_each_family_degraded_and_every_nameserver(veth, reachd_facto
         # as text), coloured by the worst state the diff went to; the DNS strip reads the diff.
         third = json.loads(json.dumps(second))
         third["sequence"] += 1
+        # Now, not the start's time the documents so far carry: the strip draws the state before
+        # the change up to it (a change at the record's first instant leaves nothing before it).
+        third["changedAt"] = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
         third["dns"].update(state="failing", reason="timeout")
         for entry in third["dns"]["servers"]:
             entry.update(state="failing", reason="timeout")
