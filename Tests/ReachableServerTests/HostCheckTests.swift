@@ -29,6 +29,20 @@ struct HostCheckTests {
         #expect(!builtIn.allows(host: host))
     }
 
+    /// The last value allowed is remembered, and only it: a refused value after it (or between
+    /// two of it) is still refused, however often it comes.
+    @Test func onlyTheLastAllowedValueIsRemembered() {
+        let check = HostCheck(policy: .builtIn, hostName: nil)
+        for _ in 0..<3 {
+            #expect(check.allows(host: "127.0.0.1:9478"))
+            #expect(!check.allows(host: "rebind.example:9478"))
+            #expect(!check.allows(host: "127.0.0.1:9478x"))
+        }
+        #expect(check.allows(host: "reachd.monitoring.svc"))
+        #expect(check.allows(host: "127.0.0.1:9478"))
+        #expect(!check.allows(host: "rebind.example"))
+    }
+
     @Test func theHostNameIsComparedWithoutCaseOrTrailingDot() {
         #expect(HostCheck.machineHostName() != nil, "gethostname gives a name here")
         let check = HostCheck(policy: .builtIn, hostName: HostHeader.normalisedName("Box.Example.ORG."))

@@ -1,5 +1,6 @@
 import Glibc
 import Reachable
+import Synchronization
 
 /// The defence against DNS rebinding: a page that rebinds its own name to reachd's address sends
 /// that name in `Host`, and is answered `421` unless the name is one reachd is known by.
@@ -13,6 +14,15 @@ struct HostCheck: Sendable {
     let policy: HostPolicy
     /// The machine's host name, normalised (`HostHeader.normalisedName`), read once at start.
     let hostName: String?
+    /// The last `Host` value allowed: clients send the same one on every request (a keep-alive
+    /// connection always does), and parsing it (an IP literal through `inet_pton`) was a tenth
+    /// of a keep-alive `/status` request's instructions. Only allowed values are kept; the
+    /// policy never changes while reachd runs.
+    private let lastAllowed = LastAllowed()
+
+    private final class LastAllowed: Sendable {
+        let value = Mutex<String?>(nil)
+    }
 
     static let alwaysAllowedSuffixes = [".localhost", ".svc", ".cluster.local"]
 
@@ -26,7 +36,7 @@ struct HostCheck: Sendable {
     func allows(_ request: HTTPRequest) -> Bool {
         guard case .names(let patterns) = policy else { return true }
         return request.headers.allSatisfy { field in
-            !Self.isHostField(field.name) || allows(HostHeader(field.value), patterns: patterns)
+            !Self.isHostField(field.name) || allows(field.value, patterns: patterns)
         }
     }
 
@@ -43,7 +53,14 @@ struct HostCheck: Sendable {
     /// Whether one `Host` value is allowed.
     func allows(host value: String) -> Bool {
         guard case .names(let patterns) = policy else { return true }
-        return allows(HostHeader(value), patterns: patterns)
+        return allows(value, patterns: patterns)
+    }
+
+    private func allows(_ value: String, patterns: [HostPattern]) -> Bool {
+        if lastAllowed.value.withLock({ $0 == value }) { return true }
+        guard allows(HostHeader(value), patterns: patterns) else { return false }
+        lastAllowed.value.withLock { $0 = value }
+        return true
     }
 
     private func allows(_ host: HostHeader, patterns: [HostPattern]) -> Bool {
