@@ -192,7 +192,15 @@ class Browser:
             raise AssertionError(f"{what} not seen within {timeout}s") from error
 
     def changes(self) -> list[str]:
-        return [li.text for li in self.driver.find_elements(By.CSS_SELECTOR, "#changes li")]
+        """The list's rows, newest first, read in one script: the page redraws the list after each
+        event and again when `/changes` answers, and elements read one by one can go stale."""
+        return [text for text, _ in self.change_rows()]
+
+    def change_rows(self) -> list[tuple[str, str]]:
+        """(text, data-tone) of each row of the list of changes, newest first."""
+        return [tuple(row) for row in self.driver.execute_script(
+            "return [...document.querySelectorAll('#changes li')]"
+            ".map((li) => [li.innerText.trim(), li.dataset.tone || null])")]
 
     def console(self) -> list[dict]:
         """The console entries since the last call (`webdriver.Remote` has no `get_log`)."""
@@ -423,7 +431,8 @@ def test_page_follows_the_link_down_and_up(veth, reachd_factory, browser):
                "the new interface, literally, folded")
     assert "2 down without addresses" in b.text("interfaces") and hostile not in b.text("interfaces")
     assert b.driver.find_elements(By.CSS_SELECTOR, "#interfaces b, #changes b") == []
-    assert any(f"interface {hostile} added" in c for c in b.changes()), b.changes()
+    # The list follows `/changes`, read after the event: a moment after the document is drawn.
+    b.wait_for(lambda: any(f"interface {hostile} added" in c for c in b.changes()), 3, "the interface in the list")
     before = b.changes()
 
     veth.link_down()
@@ -446,9 +455,9 @@ def test_page_follows_the_link_down_and_up(veth, reachd_factory, browser):
     veth.add_default_route()
     seconds = b.wait_text("state", "reachable", timeout=10.0)
     print(f"link up → page shows reachable after {seconds * 1000:.0f} ms")
+    b.wait_for(lambda: "unreachable → reachable" in b.changes()[0], 3, "the way back in the list")
     after = b.changes()
     assert len(after) >= len(before) + 2, after
-    assert "unreachable → reachable" in after[0], after
     assert b.text("stream") == "live"
     assert b.text("state") == get_status(server.port, ns=veth.ns.name)["state"]
 
@@ -489,6 +498,7 @@ def test_page_shows_targets_and_connectivity(world, reachd_in, browser):
     b.wait_text("state", "reachable", timeout=10.0)
     b.wait_for(lambda: b.text("connectivity").startswith("full") and b.text("targets").count("no-route") == 0
                and "refused" in b.text("targets"), 10, "targets and connectivity back")
+    b.wait_for(lambda: "connectivity: none → full" in "\n".join(b.changes()), 3, "the way back in the list")
     strip = "\n".join(b.changes())
     assert "target db: reachable → unreachable (no-route" in strip and "connectivity: full → none" in strip, strip
     assert b.console_errors() == []

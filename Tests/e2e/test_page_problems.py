@@ -34,14 +34,15 @@ def level(b: Browser) -> str:
 
 def timelines(b: Browser) -> dict[str, list[str]]:
     """Each strip's name → the states of its segments, oldest first."""
-    return {strip.get_attribute("data-timeline"): [s.get_attribute("data-state")
-                                                   for s in strip.find_elements(By.TAG_NAME, "span")]
-            for strip in b.driver.find_elements(By.CSS_SELECTOR, "[data-timeline]")}
+    # One script: the page redraws the strips after each event and when `/changes` answers.
+    return b.driver.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('[data-timeline]')]"
+        ".map((strip) => [strip.dataset.timeline, [...strip.querySelectorAll('span')].map((s) => s.dataset.state)]))")
 
 
 def change_rows(b: Browser) -> list[tuple[str, str]]:
     """The list of changes, newest first: (text, data-tone)."""
-    return [(li.text, li.get_attribute("data-tone")) for li in b.driver.find_elements(By.CSS_SELECTOR, "#changes li")]
+    return b.change_rows()
 
 
 def cause_line(b: Browser) -> str | None:
@@ -154,7 +155,7 @@ def test_banner_says_what_is_wrong_and_the_record_starts_before_opening(veth, re
         assert cause_line(b) is None
         b.wait_for(lambda: "target db: unreachable → reachable" in change_rows(b)[0][0], 2, "db up in the list")
         assert change_rows(b)[0][1] == "good"
-        assert timelines(b)["target:db"][-2:] == ["unreachable", "reachable"], timelines(b)
+        b.wait_for(lambda: timelines(b)["target:db"][-2:] == ["unreachable", "reachable"], 3, "db's strip")
 
         # No route: red, whatever the loopback targets say.
         veth.link_down()
@@ -165,8 +166,9 @@ def test_banner_says_what_is_wrong_and_the_record_starts_before_opening(veth, re
         assert cause_line(b) == f"{veth.link} is down", cause_line(b)
         marked = b.driver.find_elements(By.CSS_SELECTOR, "#interfaces .row.cause .name")
         assert [m.text for m in marked] == [veth.link], [m.text for m in marked]
-        assert timelines(b)["route"][-2:] == ["reachable", "unreachable"], timelines(b)
-        assert change_rows(b)[0][1] == "bad", change_rows(b)
+        # The strips and the list follow `/changes`, read after the event.
+        b.wait_for(lambda: timelines(b)["route"][-2:] == ["reachable", "unreachable"], 3, "the route strip")
+        b.wait_for(lambda: change_rows(b)[0][1] == "bad", 3, "the change in red")
         assert b.console_errors() == []
     finally:
         web.close()

@@ -366,7 +366,8 @@
   function note(text, t, sequence) { notes.push({ note: text, tone: t, at: Date.now(), iso: new Date().toISOString(), sequence, order: ++order }); notes = notes.slice(-KEEP); }
 
   // The changes reachd made since the last one known, up to the document shown: read again after
-  // each event (the record of reachd's own, so a change missed while reconnecting is there too).
+  // each event, at most twice a second (the record of reachd's own, so a change missed while
+  // reconnecting is there too).
   // An older reachd answers 404: the record then starts when the page was opened.
   let fetching = null, again = false;
   function readChanges() {
@@ -387,10 +388,13 @@
         trim();
       }, () => {})
       .finally(() => {
-        fetching = null;
         drawChanges();
         drawTimelines();
-        if (again) { again = false; readChanges(); }
+        // At most one read every half second: a burst of events is read once, after it.
+        setTimeout(() => {
+          fetching = null;
+          if (again) { again = false; readChanges(); }
+        }, 500);
       });
     return fetching;
   }
