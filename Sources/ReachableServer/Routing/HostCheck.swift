@@ -15,9 +15,9 @@ struct HostCheck: Sendable {
     /// The machine's host name, normalised (`HostHeader.normalisedName`), read once at start.
     let hostName: String?
     /// The last `Host` value allowed: clients send the same one on every request (a keep-alive
-    /// connection always does), and parsing it (an IP literal through `inet_pton`) was a tenth
-    /// of a keep-alive `/status` request's instructions. Only allowed values are kept; the
-    /// policy never changes while reachd runs.
+    /// connection always does), and parsing it (an IP literal through `IPAddress`) was about 7 %
+    /// of a keep-alive `/status` request's instructions beside libmicrohttpd's own (callgrind).
+    /// Only allowed values are kept; the policy never changes while reachd runs.
     private let lastAllowed = LastAllowed()
 
     private final class LastAllowed: Sendable {
