@@ -7,15 +7,8 @@ import Synchronization
 
 /// Work submitted from any thread, taken by the engine thread.
 enum EngineWork: Sendable {
-    /// A libcurl transfer: a TCP connect only, or an HTTP(S) request.
-    case transfer(ProbeJob, connectOnly: Bool, @Sendable (ProbeOutcome) -> Void)
-    /// Resolve a host out of an egress: one family's addresses, or (`nil`) both families' in one
-    /// lookup.
-    case resolve(String, AddressFamily?, ResolverWay, ContinuousClock.Instant, @Sendable (ResolveOutcome) -> Void)
-    /// ICMP echoes to one address (`icmp://`).
-    case ping(ProbeJob, @Sendable (ProbeOutcome) -> Void)
-    /// Ask one nameserver alone (the nameserver check, `dns://` targets).
-    case askNameserver(NameserverQuestion, timeout: Duration, @Sendable (NameserverAnswer) -> Void)
+    /// A driver's work: a probe, a resolution, a question to a nameserver, a file to follow.
+    case task(EngineTask)
     /// Run on the engine thread (the orchestrators' state lives there).
     case perform(@Sendable () -> Void)
     /// Call the key's source's timer handler with its item at a time; a later one with the same
@@ -25,10 +18,6 @@ enum EngineWork: Sendable {
     case timerHandler(EngineTimerKey.Source, @Sendable (_ item: Int) -> Void)
     /// Run on the engine thread at a time, once; nothing replaces it.
     case after(ContinuousClock.Instant, @Sendable () -> Void)
-    /// Call on the engine thread whenever the resolver's configuration changed (after it was read).
-    case resolverChanged(@Sendable () -> Void)
-    /// Call on the engine thread whenever the file at the path changes.
-    case watch(path: String, completedWritesOnly: Bool, @Sendable () -> Void)
 }
 
 /// A timer in the engine's heap, ordered by deadline (then by when it was set, its number): a
@@ -42,8 +31,8 @@ private struct TimerEntry: Comparable {
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.number == rhs.number }
 }
 
-/// The engine thread's state and loop: its drivers (`EngineDriver`: curl's transfers, the
-/// resolver's and the nameserver check's c-ares channels, the file watches) and its timers.
+/// The engine thread's state and loop: its drivers (`EngineDriver`, made as tasks name them) and
+/// its timers. It names no probe kind: a task brings its driver's type.
 ///
 /// Unchecked `Sendable`: the multi handle and the drivers are touched only by the engine
 /// thread (and by `deinit`, after it ended); what other threads touch is behind `inbox`.
@@ -76,33 +65,15 @@ final class EngineCore: @unchecked Sendable {
     /// the loop wakes many times per transfer, and scanning every target's timer on each wake-up
     /// grows with the square of the targets (docs/scale.md).
     private var deadlines = Heap<TimerEntry>()
-    private let fileWatches = FileWatches()
-    /// The one watch of resolv.conf (made when the thread starts): drained before every batch of
-    /// resolutions — a resolution submitted right after a change already uses the new file — and
-    /// whenever it is ready; then the resolver reads the file again and the listeners re-run.
-    private var resolverWatch: FileWatch?
-    private var resolverListeners: [@Sendable () -> Void] = []
-    private let resolver: Resolver
-    private let nameservers: NameserverQueries
-    private let transfers: CurlTransfers
-    private let echoes: ICMPEchoes
-    /// Every driver of the loop, in the order they are served.
-    private let drivers: [any EngineDriver]
+    /// Every driver of the loop, made as tasks name them.
+    private let drivers: EngineDrivers
     /// Called once per turn of the loop, after its completions and before it sleeps.
     private let turnEnded: @Sendable () -> Void
 
-    init(
-        multi: UnsafeMutableRawPointer, resolver: Resolver, nameservers: NameserverQueries,
-        trustedCertificates: String?,
-        echoCount: Int, turnEnded: @escaping @Sendable () -> Void
-    ) {
-        self.multi = multi
+    init(settings: EngineSettings, turnEnded: @escaping @Sendable () -> Void) {
+        multi = settings.multi
         self.turnEnded = turnEnded
-        self.resolver = resolver
-        self.nameservers = nameservers
-        transfers = CurlTransfers(multi: multi, trustedCertificates: trustedCertificates)
-        echoes = ICMPEchoes(count: echoCount)
-        drivers = [transfers, resolver.channels, nameservers.channels, echoes, fileWatches]
+        drivers = EngineDrivers(settings: settings)
     }
 
     deinit {
@@ -155,11 +126,6 @@ final class EngineCore: @unchecked Sendable {
     // MARK: - The engine thread
 
     private func run() {
-        if let watch = try? FileWatch(path: resolver.resolvConfPath, completedWritesOnly: true) {
-            resolverWatch = watch
-            // Drained here when it is ready on its own; `start` drains it before resolutions too.
-            fileWatches.add(watch) { [self] in followResolverConfiguration(changed: true) }
-        }
         var descriptors: [curl_waitfd] = []
         while true {
             let (work, stopping) = inbox.withLock { inbox in
@@ -173,16 +139,16 @@ final class EngineCore: @unchecked Sendable {
             start(work)
             runDueTimers()
             let now = ContinuousClock.now
-            for driver in drivers { driver.processTimeouts(now: now) }
+            for driver in drivers.all { driver.processTimeouts(now: now) }
             // Every completion of this turn (and of the last `process`) is in by now.
             turnEnded()
             descriptors.removeAll(keepingCapacity: true)
-            for driver in drivers { driver.appendWaitDescriptors(to: &descriptors) }
+            for driver in drivers.all { driver.appendWaitDescriptors(to: &descriptors) }
             // Sleep until a descriptor (curl's, c-ares', the wake-up, a watched file) is ready or the
             // next timeout or timer; curl shortens the wait to its own timers. Nothing pending: sleep
             // until woken.
             var timeout = Int32.max
-            let wakeUps = drivers.compactMap { $0.nextWakeUp(now: now) } + [timersDueFrom].compactMap { $0 }
+            let wakeUps = drivers.all.compactMap { $0.nextWakeUp(now: now) } + [timersDueFrom].compactMap { $0 }
             if let wakeUp = wakeUps.min() {
                 timeout = Int32(clamping: max(0, (wakeUp - now).roundedUpMilliseconds))
             }
@@ -195,30 +161,19 @@ final class EngineCore: @unchecked Sendable {
                 usleep(10_000)
                 continue
             }
-            for driver in drivers { driver.process(descriptors) }
+            for driver in drivers.all { driver.process(descriptors) }
             counters.withLock { $0.wakeUps += 1 }
         }
     }
 
-    /// Starts a batch: resolv.conf is compared once per batch that resolves anything.
+    /// Starts a batch of work, in the order it was submitted.
     private func start(_ work: [EngineWork]) {
-        if work.contains(where: { if case .resolve = $0 { true } else { false } }) {
-            followResolverConfiguration(changed: resolverWatch?.drain() ?? false)
-        }
         for item in work {
             switch item {
-            case .transfer(let job, let connectOnly, let completion):
-                counters.withLock { $0.probes += 1 }
-                transfers.start(job, connectOnly: connectOnly, completion: completion)
-            case .ping(let job, let completion):
-                counters.withLock { $0.probes += 1 }
-                echoes.start(job, completion: completion)
-            case .resolve(let host, let family, let way, let deadline, let completion):
-                counters.withLock { $0.resolutions += 1 }
-                resolver.start(host: host, family: family, way: way, deadline: deadline, completion: completion)
-            case .askNameserver(let question, let timeout, let completion):
-                counters.withLock { $0.nameserverQueries += 1 }
-                nameservers.ask(question, timeout: timeout, completion: completion)
+            case .task(let task):
+                task.start(drivers)
+                // After: a test that waits for the count sees the work started, its driver made.
+                if let counter = task.counted { counters.withLock { $0.count(counter) } }
             case .perform(let body):
                 body()
             case .schedule(let key, let deadline):
@@ -231,21 +186,8 @@ final class EngineCore: @unchecked Sendable {
                 timersSet += 1
                 oneShots[timersSet] = body
                 deadlines.insert(TimerEntry(deadline: deadline, number: timersSet, key: nil))
-            case .resolverChanged(let listener):
-                resolverListeners.append(listener)
-            case .watch(let path, let completedWritesOnly, let onChange):
-                if let watch = try? FileWatch(path: path, completedWritesOnly: completedWritesOnly) {
-                    fileWatches.add(watch, onChange: onChange)
-                }
             }
         }
-    }
-
-    /// Reads resolv.conf again if the watch saw it change (and the first time), then tells the
-    /// listeners, so the probes resolve again through the new file.
-    private func followResolverConfiguration(changed: Bool) {
-        resolver.prepare(reread: changed)
-        if changed { for listener in resolverListeners { listener() } }
     }
 
     /// Runs (and forgets) every timer whose time has come, earliest first; a timer may schedule
@@ -273,31 +215,16 @@ final class EngineCore: @unchecked Sendable {
     /// When the next timer is due (a replaced one may wake the loop once for nothing).
     private var timersDueFrom: ContinuousClock.Instant? { deadlines.min?.deadline }
 
-    /// Ends everything: queued work that never started, transfers and resolutions under way (all
+    /// Ends everything: queued work that never started, and every driver's work under way (all
     /// completed as cancelled), then the handles.
     private func shutDown(unstarted: [EngineWork]) {
-        let cancelled = ProbeOutcome(failure: .error, detail: "the engine stopped", wasCancelled: true)
-        for item in unstarted {
-            switch item {
-            case .transfer(_, _, let completion), .ping(_, let completion): completion(cancelled)
-            case .resolve(_, _, _, _, let completion):
-                completion(
-                    ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true))
-            case .askNameserver(let question, _, let completion):
-                completion(
-                    NameserverAnswer(
-                        server: question.server, failure: .error, detail: "the engine stopped", wasCancelled: true))
-            case .perform, .schedule, .timerHandler, .after, .resolverChanged, .watch: break
-            }
-        }
+        for case .task(let task) in unstarted { task.cancel() }
         keyedTimers = KeyedTimers()
         timerHandlers = [:]
         oneShots = [:]
         deadlines = Heap()
         // The listeners hold the probing sources, which hold the engine: let both go.
-        resolverListeners = []
-        resolverWatch = nil
-        for driver in drivers { driver.shutdown() }
+        drivers.shutdown()
         // Nothing can have been queued since the last batch was taken: `submit` refuses once stopping.
         inbox.withLock { $0.phase = .stopped }
     }

@@ -1,10 +1,13 @@
 import CProbeLibraries
 
 /// One kind of work the engine loop drives: descriptors to wait on, what to do when they are
-/// ready, and when to wake regardless. libcurl's transfers (`CurlTransfers`), the c-ares
-/// channels (`AresChannels`, for the resolver and the nameserver check) and the file watches
-/// are drivers; a probe kind with sockets of its own (ICMP) adds one more. Engine thread only.
+/// ready, and when to wake regardless. libcurl's transfers (`CurlTransfers`), the resolver and the
+/// nameserver queries (c-ares channels), `icmp://`'s echoes and the file watches are drivers. The
+/// engine makes a driver the first time a task names it (`EngineDrivers`), so a kind that needs
+/// sockets of its own brings its driver with it and the engine names none. Engine thread only.
 protocol EngineDriver: AnyObject {
+    /// Made on the engine thread, from what the engine was started with.
+    init(settings: EngineSettings)
     /// Does what is due by `now` — the library's own timers, the queries' deadlines — before
     /// the loop sleeps.
     func processTimeouts(now: ContinuousClock.Instant)
@@ -16,4 +19,18 @@ protocol EngineDriver: AnyObject {
     func process(_ descriptors: [curl_waitfd])
     /// Ends everything under way (completions run, marked cancelled) and frees every handle.
     func shutdown()
+}
+
+/// What the engine was started with, for the drivers it makes (`ProbeEngine.init`).
+struct EngineSettings: @unchecked Sendable {
+    /// The engine's libcurl multi handle (the loop sleeps in `curl_multi_poll` on it).
+    let multi: UnsafeMutableRawPointer
+    /// A PEM bundle TLS servers are verified against instead of the system's CAs (tests).
+    let trustedCertificates: String?
+    /// Small echoes per `icmp://` probe (`--icmp-count`).
+    let echoCount: Int
+    /// Where DNS configuration comes from, and the nameserver check's port.
+    let resolver: ResolverConfiguration
+    /// Told when c-ares refuses a configuration or a server (said in the log).
+    let resolverProblem: @Sendable (String) -> Void
 }

@@ -1,10 +1,12 @@
 import CProbeLibraries
 
-/// The files the engine follows (resolv.conf, a `--targets-file`), as a driver of the engine
-/// loop: each watch's inotify descriptor is polled with the others, and its listener runs when
-/// the file changed. Engine thread only.
+/// The files the engine follows for others (a `--targets-file`; the resolver watches resolv.conf
+/// itself), as a driver of the engine loop: each watch's inotify descriptor is polled with the
+/// others, and its listener runs when the file changed. Engine thread only.
 final class FileWatches: EngineDriver {
     private var watches: [(watch: FileWatch, onChange: () -> Void)] = []
+
+    init(settings: EngineSettings) {}
 
     /// Follows `watch`; `onChange` runs on the engine thread after each change.
     func add(_ watch: FileWatch, onChange: @escaping () -> Void) {

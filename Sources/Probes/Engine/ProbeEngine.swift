@@ -36,10 +36,10 @@ public final class ProbeEngine: Sendable {
             throw ProbeEngineError("outbound probes need libcurl and c-ares: \(failure)")
         }
         guard let multi = reachd_curl_multi_init() else { throw ProbeEngineError("curl_multi_init failed") }
-        core = EngineCore(
-            multi: multi, resolver: Resolver(configuration: resolver, problem: resolverProblem),
-            nameservers: NameserverQueries(port: resolver.serverPort, problem: resolverProblem),
-            trustedCertificates: trustedCertificates, echoCount: echoCount, turnEnded: turnEnded)
+        let settings = EngineSettings(
+            multi: multi, trustedCertificates: trustedCertificates, echoCount: echoCount, resolver: resolver,
+            resolverProblem: resolverProblem)
+        core = EngineCore(settings: settings, turnEnded: turnEnded)
         try core.startThread()
     }
 
@@ -55,22 +55,22 @@ public final class ProbeEngine: Sendable {
         job.url.kind.probe(job, on: self, completion: completion)
     }
 
-    /// Submits a libcurl transfer: a TCP connect (`connectOnly`) or an HTTP(S) request.
+    /// Submits one probe to the driver of `type` (made on first use), which completes it: how a
+    /// kind probes. If the engine stops before it starts, `completion` gets `engineStopped`.
     ///
     /// - Returns: `false` when the engine is stopped; the completion is then never called.
-    @discardableResult
-    public func transfer(
-        _ job: ProbeJob, connectOnly: Bool, completion: @escaping @Sendable (ProbeOutcome) -> Void
+    func probe<Driver: EngineDriver>(
+        with type: Driver.Type, completion: @escaping @Sendable (ProbeOutcome) -> Void,
+        start: @escaping @Sendable (Driver) -> Void
     ) -> Bool {
-        core.submit(.transfer(job, connectOnly: connectOnly, completion))
+        submit(EngineTask(on: type, counted: .probes, cancel: { completion(.engineStopped) }, start: start))
     }
 
-    /// Sends ICMP echoes to one routed address (`ICMPEchoes`).
+    /// Submits a task to its driver (`EngineTask`).
     ///
-    /// - Returns: `false` when the engine is stopped; the completion is then never called.
-    @discardableResult
-    public func ping(_ job: ProbeJob, completion: @escaping @Sendable (ProbeOutcome) -> Void) -> Bool {
-        core.submit(.ping(job, completion))
+    /// - Returns: `false` when the engine is stopped; the task is then never started or cancelled.
+    func submit(_ task: EngineTask) -> Bool {
+        core.submit(.task(task))
     }
 
     /// Resolves a host name to its addresses (an IP literal comes back at once, without DNS).
@@ -87,7 +87,13 @@ public final class ProbeEngine: Sendable {
         _ host: String, family: AddressFamily? = nil, via way: ResolverWay = ResolverWay(),
         deadline: ContinuousClock.Instant, completion: @escaping @Sendable (ResolveOutcome) -> Void
     ) -> Bool {
-        core.submit(.resolve(host, family, way, deadline, completion))
+        submit(
+            EngineTask(
+                on: Resolver.self, counted: .resolutions,
+                cancel: { completion(.engineStopped) }
+            ) { resolver in
+                resolver.start(host: host, family: family, way: way, deadline: deadline, completion: completion)
+            })
     }
 
     /// Asks one nameserver alone for the A record of `name`, exactly as given (the nameserver check).
@@ -109,7 +115,11 @@ public final class ProbeEngine: Sendable {
     public func askNameserver(
         _ question: NameserverQuestion, timeout: Duration, completion: @escaping @Sendable (NameserverAnswer) -> Void
     ) -> Bool {
-        core.submit(.askNameserver(question, timeout: timeout, completion))
+        submit(
+            EngineTask(
+                on: NameserverQueries.self, counted: .nameserverQueries,
+                cancel: { completion(.engineStopped(server: question.server)) }
+            ) { nameservers in nameservers.ask(question, timeout: timeout, completion: completion) })
     }
 
     /// Runs `body` on the engine thread, soon: the probes' orchestrators keep their state there,
@@ -153,7 +163,7 @@ public final class ProbeEngine: Sendable {
     /// it again): names may resolve elsewhere now. The engine's one watch of the file.
     @discardableResult
     public func onResolverConfigurationChange(_ onChange: @escaping @Sendable () -> Void) -> Bool {
-        core.submit(.resolverChanged(onChange))
+        submit(EngineTask(on: Resolver.self, counted: nil) { resolver in resolver.listeners.append(onChange) })
     }
 
     /// Calls `onChange` on the engine thread whenever the file at `path` changes (written in
@@ -166,7 +176,12 @@ public final class ProbeEngine: Sendable {
     public func watch(
         path: String, completedWritesOnly: Bool = false, onChange: @escaping @Sendable () -> Void
     ) -> Bool {
-        core.submit(.watch(path: path, completedWritesOnly: completedWritesOnly, onChange))
+        submit(
+            EngineTask(on: FileWatches.self, counted: nil) { watches in
+                if let watch = try? FileWatch(path: path, completedWritesOnly: completedWritesOnly) {
+                    watches.add(watch, onChange: onChange)
+                }
+            })
     }
 
     /// Whether the caller runs on the engine thread (state confined to it asserts this).

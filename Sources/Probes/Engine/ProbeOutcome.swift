@@ -58,6 +58,9 @@ public struct ProbeOutcome: Sendable, Equatable {
 
     public var succeeded: Bool { failure == nil }
 
+    /// What a probe under way or not yet started comes to when the engine stops.
+    static let engineStopped = ProbeOutcome(failure: .error, detail: "the engine stopped", wasCancelled: true)
+
     /// An outcome decided before any packet was sent (a missing route, a failed resolution), so the
     /// evaluators take one type whichever stage failed.
     public static func failed(_ reason: ProbeFailureReason, detail: String? = nil) -> ProbeOutcome {

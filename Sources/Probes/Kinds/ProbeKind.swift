@@ -3,8 +3,9 @@
 /// Everything else — names, families, routes, thresholds, the document, the metrics per target
 /// — is the pipeline's and the same for every kind.
 ///
-/// A new kind is a file conforming to this protocol (with its `TargetURL.Scheme` constants),
-/// one line in `ProbeKinds.all`, and — if it needs sockets of its own — an `EngineDriver`.
+/// A new kind is a folder under `Kinds/`: a type conforming to this protocol (with its
+/// `TargetURL.Scheme` constants) and — if it needs sockets of its own — an `EngineDriver` it
+/// submits its probes to (`ProbeEngine.probe(with:)`); then one line in `ProbeKinds.all`.
 public protocol ProbeKind: Sendable {
     /// The URL schemes it takes.
     static var schemes: [TargetURL.Scheme] { get }
@@ -18,8 +19,9 @@ public protocol ProbeKind: Sendable {
     /// A last check of the whole URL (a library's own parser); `nil` when it is accepted.
     static func refusal(of url: TargetURL) -> SpecError.Problem?
 
-    /// The URL libcurl is given, for the kinds that probe through it.
-    static func requestURL(of url: TargetURL) -> String?
+    /// Why this host cannot probe this kind at all, asked once at start when a target of it is
+    /// configured (reachd then refuses to start, saying so); `nil` when it can.
+    static func unavailableHere() -> String?
 
     /// Whether an HTTP proxy can carry its probes (`ProxyChoice`): then the probe resolves, routes
     /// and connects to the proxy, and the kind's `probe` finds it in `ProbeJob.proxy`.
@@ -36,7 +38,7 @@ public protocol ProbeKind: Sendable {
 
 extension ProbeKind {
     public static func refusal(of url: TargetURL) -> SpecError.Problem? { nil }
-    public static func requestURL(of url: TargetURL) -> String? { nil }
+    public static func unavailableHere() -> String? { nil }
     public static var takesProxy: Bool { false }
 }
 

@@ -36,8 +36,10 @@ public struct ProbeConfiguration: Sendable {
             toClear: targetSuccesses)
     }
 
-    /// Whether any target probes with ICMP (its sockets are checked at start).
-    public var hasICMPTargets: Bool { targets.contains { $0.url.scheme == .icmp } }
+    /// The kinds of the targets, in registration order.
+    var kinds: [any ProbeKind.Type] {
+        ProbeKinds.all.filter { kind in targets.contains { ObjectIdentifier($0.url.kind) == ObjectIdentifier(kind) } }
+    }
 
     /// `nil`: connectivity is `disabled`.
     public var connectivity: ConnectivitySpec?

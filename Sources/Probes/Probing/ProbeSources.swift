@@ -27,15 +27,8 @@ public final class ProbeSources: Sendable {
         events: ProbeEvents = ProbeEvents(), targetsReloaded: @escaping @Sendable (TargetsReload) -> Void = { _ in }
     ) throws -> ProbeSources? {
         guard !configuration.isEmpty else { return nil }
-        if configuration.hasICMPTargets {
-            // Refused at start, not found at the first probe: neither kind of ICMP socket opens.
-            do throws(SystemError) {
-                _ = try EchoSocket(family: .ipv4)
-            } catch {
-                throw ProbeEngineError(
-                    "icmp:// targets need an ICMP socket, and neither a datagram nor a raw one opens "
-                        + "(\(SystemError("socket", code: error.code).description)): \(EchoSocket.remedies)")
-            }
+        for kind in configuration.kinds {
+            if let problem = kind.unavailableHere() { throw ProbeEngineError(problem) }
         }
         let engine = try ProbeEngine(
             resolver: configuration.resolver, trustedCertificates: trustedCertificates,

@@ -1,14 +1,14 @@
 import CProbeLibraries
 
-/// c-ares channels, one under each key, and the queries sent on them: the driver the resolver
-/// (a channel per egress) and the nameserver check (a channel per server) share. A channel is
+/// c-ares channels, one under each key, and the queries sent on them: what the resolver (a
+/// channel per egress) and the nameserver queries (a channel per server) drive the loop with. A channel is
 /// made on first use, dropped once it has been idle for `idleLifetime`, and retired — finishing
 /// the queries it has, then destroyed — when it is replaced. Engine thread only.
 ///
-/// Not generic on purpose: the loop calls it through `any EngineDriver` on every wake-up, and
+/// Not generic on purpose: the loop calls it through its drivers on every wake-up, and
 /// an unspecialised generic class paid a generic-metadata lookup per call there (perf, 100
 /// targets: 9 % of the engine thread). Keys are `AnyHashable`, queries `PendingDeadlines`.
-final class AresChannels: EngineDriver {
+final class AresChannels {
     private var channels: [AnyHashable: AresChannel] = [:]
     private var lastUsed: [AnyHashable: ContinuousClock.Instant] = [:]
     private var retired: [AresChannel] = []

@@ -49,27 +49,31 @@ public struct NameserverAnswer: Sendable, Equatable {
     /// the errno the socket itself reported — ECONNREFUSED for an ICMP port unreachable,
     /// EHOSTUNREACH or ENETUNREACH for a router's destination unreachable; 0 otherwise.
     public var socketError: Int32 = 0
+
+    /// What a question under way or not yet asked comes to when the engine stops.
+    static func engineStopped(server: IPAddress) -> NameserverAnswer {
+        NameserverAnswer(server: server, failure: .error, detail: "the engine stopped", wasCancelled: true)
+    }
 }
 
 /// Queries to one nameserver alone: the nameserver check's (`--dns-check`) and `dns://`
 /// targets'. One c-ares channel per server, port and way out, each asking that server alone,
 /// driven by the engine thread beside the resolver's channels. A channel not used for ten
 /// minutes (a server that left resolv.conf, a target removed) is dropped. Engine thread only.
-final class NameserverQueries {
+final class NameserverQueries: EngineDriver {
     private let port: UInt16?
     /// Ten idle minutes: far longer than any `--dns-interval` a server is asked at.
-    let channels = AresChannels(idleLifetime: .seconds(600))
+    private let channels = AresChannels(idleLifetime: .seconds(600))
 
     private let problem: @Sendable (String) -> Void
     /// The last refusal said for each server, so a server that stays unaskable is logged once.
     private var saidProblems: [IPAddress: String] = [:]
 
-    /// - Parameters:
-    ///   - port: a test's nameserver port; `nil` is 53, as resolv.conf means.
-    ///   - problem: told when c-ares will not ask a server (the channel cannot be made).
-    init(port: UInt16?, problem: @escaping @Sendable (String) -> Void = { _ in }) {
-        self.port = port
-        self.problem = problem
+    /// The nameserver check's port comes from the resolver's configuration (`nil`: 53, as
+    /// resolv.conf means; a test's own); the problem is told when a channel cannot be made.
+    init(settings: EngineSettings) {
+        port = settings.resolver.serverPort
+        problem = settings.resolverProblem
     }
 
     /// Asks the question's server alone; `completion` is called once, on the engine thread.
@@ -81,8 +85,7 @@ final class NameserverQueries {
         let query = PendingQuery(
             deadline: .now + timeout,
             timedOut: NameserverAnswer(server: server, failure: .timeout, detail: "no answer before the deadline"),
-            cancelled: NameserverAnswer(
-                server: server, failure: .error, detail: "the engine stopped", wasCancelled: true),
+            cancelled: .engineStopped(server: server),
             completion: completion)
         let channel: AresChannel
         let key = ChannelKey(
@@ -162,4 +165,18 @@ final class NameserverQueries {
         default: return (.error, detail, false)
         }
     }
+}
+
+// MARK: - As a driver of the engine loop: its channels.
+
+extension NameserverQueries {
+    func processTimeouts(now: ContinuousClock.Instant) { channels.processTimeouts(now: now) }
+
+    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) { channels.appendWaitDescriptors(to: &descriptors) }
+
+    func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? { channels.nextWakeUp(now: now) }
+
+    func process(_ descriptors: [curl_waitfd]) { channels.process(descriptors) }
+
+    func shutdown() { channels.shutdown() }
 }

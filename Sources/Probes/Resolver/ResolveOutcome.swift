@@ -29,4 +29,8 @@ public struct ResolveOutcome: Sendable, Equatable {
         self.duration = duration
         self.wasCancelled = wasCancelled
     }
+
+    /// What a resolution under way or not yet started comes to when the engine stops.
+    static let engineStopped = ResolveOutcome(
+        addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true)
 }

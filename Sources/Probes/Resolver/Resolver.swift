@@ -9,39 +9,44 @@ import Reachable
 /// interface a probe is pinned to, whose queries leave through it (`ares_set_local_dev`) from its
 /// source addresses. A channel is made on first use and dropped when idle. Driven by the probe engine's thread only; completions run there.
 ///
-/// The engine watches `resolv.conf` once (one inotify watch, `EngineCore`) and calls `prepare`
-/// before each batch of resolutions; when the file changed, a new channel reads it and the old
-/// ones are retired: they finish the queries they have, then are destroyed, so a change never
-/// fails a resolution already under way.
-final class Resolver {
+/// It watches `resolv.conf` itself (one inotify watch) and compares it before the first resolution
+/// of each turn of the engine loop; when the file changed, a new channel reads it and the old ones
+/// are retired: they finish the queries they have, then are destroyed, so a change never fails a
+/// resolution already under way. Then its listeners run: the probes resolve again.
+final class Resolver: EngineDriver {
     private let configuration: ResolverConfiguration
     /// Long enough that a target probed every few minutes keeps its channel.
-    let channels = AresChannels(idleLifetime: .seconds(600))
+    private let channels = AresChannels(idleLifetime: .seconds(600))
     /// Why the last attempt to read the configuration failed, while there is no channel.
     private var configurationProblem: String?
-
     private let problem: @Sendable (String) -> Void
+    /// The watch of resolv.conf (`nil` when it cannot be watched: then it is read once).
+    private let watch: FileWatch?
+    /// Whether the file was compared this turn of the loop (reset when the turn's timeouts run).
+    private var comparedThisTurn = false
+    /// Called after the file changed and was read again (`ProbeEngine.onResolverConfigurationChange`).
+    var listeners: [@Sendable () -> Void] = []
 
-    init(configuration: ResolverConfiguration, problem: @escaping @Sendable (String) -> Void = { _ in }) {
-        self.configuration = configuration
-        self.problem = problem
+    init(settings: EngineSettings) {
+        configuration = settings.resolver
+        problem = settings.resolverProblem
+        watch = try? FileWatch(path: settings.resolver.resolvConfPath, completedWritesOnly: true)
     }
 
-    /// The file the channels read, for the engine's watch.
-    var resolvConfPath: String { configuration.resolvConfPath }
-
-    /// Before a batch of resolutions: makes the kernel's-choice channel if there is none yet (the
-    /// first batch, or every read failed so far), and new channels when `reread`: the file changed.
-    func prepare(reread: Bool) {
-        guard !channels.has(ResolverWay()) || reread else { return }
-        do {
-            let channel = try makeChannel(ResolverWay())
-            channels.replaceAll(with: channel, for: ResolverWay())
-            configurationProblem = nil
-        } catch {
-            // Keep the previous channels, if any: an unreadable new file should not stop DNS.
-            say(error)
+    /// Makes the kernel's-choice channel if there is none yet (the first resolution, or every read
+    /// failed so far), and new channels when the file changed; then tells the listeners.
+    private func follow(changed: Bool) {
+        if !channels.has(ResolverWay()) || changed {
+            do {
+                let channel = try makeChannel(ResolverWay())
+                channels.replaceAll(with: channel, for: ResolverWay())
+                configurationProblem = nil
+            } catch {
+                // Keep the previous channels, if any: an unreadable new file should not stop DNS.
+                say(error)
+            }
         }
+        if changed { for listener in listeners { listener() } }
     }
 
     private func makeChannel(_ way: ResolverWay) throws(ResolverError) -> AresChannel {
@@ -59,10 +64,15 @@ final class Resolver {
         host: String, family: AddressFamily?, way: ResolverWay, deadline: ContinuousClock.Instant,
         completion: @escaping @Sendable (ResolveOutcome) -> Void
     ) {
+        // A resolution submitted right after a change already uses the new file.
+        if !comparedThisTurn {
+            comparedThisTurn = true
+            follow(changed: watch?.drain() ?? false)
+        }
         let resolution = PendingQuery(
             deadline: deadline,
             timedOut: ResolveOutcome(addresses: [], failure: .timeout, detail: "no answer before the deadline"),
-            cancelled: ResolveOutcome(addresses: [], failure: .error, detail: "the engine stopped", wasCancelled: true),
+            cancelled: .engineStopped,
             completion: completion)
         if let literal = IPAddress(host) {
             let matches = family == nil || family == literal.addressFamily
@@ -158,5 +168,40 @@ final class Resolver {
             node = current.pointee.ai_next
         }
         return addresses.sorted()
+    }
+}
+
+// MARK: - As a driver of the engine loop: its channels, and the watch of resolv.conf.
+
+extension Resolver {
+    func processTimeouts(now: ContinuousClock.Instant) {
+        comparedThisTurn = false
+        channels.processTimeouts(now: now)
+    }
+
+    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) {
+        channels.appendWaitDescriptors(to: &descriptors)
+        if let watch {
+            descriptors.append(curl_waitfd(fd: watch.pollDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0))
+        }
+    }
+
+    func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
+        channels.nextWakeUp(now: now)
+    }
+
+    func process(_ descriptors: [curl_waitfd]) {
+        channels.process(descriptors)
+        if let watch, descriptors.contains(where: { $0.fd == watch.pollDescriptor && $0.revents != 0 }),
+            watch.drain()
+        {
+            follow(changed: true)
+        }
+    }
+
+    /// The listeners hold the probing sources, which hold the engine: let both go.
+    func shutdown() {
+        channels.shutdown()
+        listeners = []
     }
 }

@@ -33,8 +33,9 @@ public struct TargetURL: Sendable, Hashable, CustomStringConvertible {
     /// `HOST:PORT` for a URL (brackets around an IPv6 literal); `nil` without a port.
     public var authority: String? { port.map { "\(literal?.urlHost ?? host):\($0)" } }
 
-    /// The URL libcurl is given, for the kinds that probe through it (`nil` for `host://`).
-    public var requestURL: String? { kind.requestURL(of: self) }
+    /// The URL libcurl is given, for the kinds that probe through it (`CurlProbeKind`; `nil` for
+    /// the others).
+    public var requestURL: String? { (kind as? any CurlProbeKind.Type)?.requestURL(of: self) }
 
     /// Parses one URL.
     ///

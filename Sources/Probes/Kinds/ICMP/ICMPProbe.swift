@@ -1,3 +1,5 @@
+import Reachable
+
 extension TargetURL.Scheme {
     /// ICMP echo requests: loss, round trips and the path MTU besides reachability.
     public static let icmp: Self = "icmp"
@@ -16,9 +18,20 @@ public enum ICMPProbe: ProbeKind {
         return .success((nil, ""))
     }
 
+    /// Refused at start, not found at the first probe: neither kind of ICMP socket opens.
+    public static func unavailableHere() -> String? {
+        do throws(SystemError) {
+            _ = try EchoSocket(family: .ipv4)
+            return nil
+        } catch {
+            return "icmp:// targets need an ICMP socket, and neither a datagram nor a raw one opens "
+                + "(\(SystemError("socket", code: error.code).description)): \(EchoSocket.remedies)"
+        }
+    }
+
     public static func probe(
         _ job: ProbeJob, on engine: ProbeEngine, completion: @escaping @Sendable (ProbeOutcome) -> Void
     ) -> Bool {
-        engine.ping(job, completion: completion)
+        engine.probe(with: ICMPEchoes.self, completion: completion) { $0.start(job, completion: completion) }
     }
 }

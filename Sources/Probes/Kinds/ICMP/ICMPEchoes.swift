@@ -51,8 +51,8 @@ final class ICMPEchoes: EngineDriver {
     private var inFlight: [SocketKey: [UInt16: (ping: Ping, echo: Int)]] = [:]
     private var pings: [ObjectIdentifier: Ping] = [:]
 
-    init(count: Int) {
-        self.count = max(1, count)
+    init(settings: EngineSettings) {
+        count = max(1, settings.echoCount)
     }
 
     /// Starts one probe of `job` (one routed address of one family).
@@ -129,7 +129,7 @@ final class ICMPEchoes: EngineDriver {
         }
         let outcome: ProbeOutcome
         if cancelled {
-            outcome = ProbeOutcome(failure: .error, detail: "the engine stopped", wasCancelled: true)
+            outcome = .engineStopped
         } else if !small.isEmpty {
             outcome = ProbeOutcome(failure: nil, quality: quality)
         } else if let detail = ping.unreachableDetail {

@@ -10,9 +10,9 @@ final class CurlTransfers: EngineDriver {
     private let trustedCertificates: String?
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
 
-    init(multi: UnsafeMutableRawPointer, trustedCertificates: String?) {
-        self.multi = multi
-        self.trustedCertificates = trustedCertificates
+    init(settings: EngineSettings) {
+        multi = settings.multi
+        trustedCertificates = settings.trustedCertificates
     }
 
     /// Starts one TCP connect or HTTP(S) request; `completion` is called once.
@@ -62,7 +62,7 @@ final class CurlTransfers: EngineDriver {
     func process(_ descriptors: [curl_waitfd]) {}
 
     func shutdown() {
-        let cancelled = ProbeOutcome(failure: .error, detail: "the engine stopped", wasCancelled: true)
+        let cancelled = ProbeOutcome.engineStopped
         for (easy, transfer) in transfers {
             reachd_curl_multi_remove_handle(multi, easy)
             transfer.complete(cancelled)

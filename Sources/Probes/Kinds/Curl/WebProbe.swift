@@ -7,7 +7,7 @@ extension TargetURL.Scheme {
 
 /// `http://` and `https://`: one GET through libcurl, answered 200–399 (the connectivity check
 /// compares the body's beginning too), through the proxy the job names if any (`Transfer+Proxy`).
-public enum WebProbe: ProbeKind {
+public enum WebProbe: CurlProbeKind {
     public static let schemes: [TargetURL.Scheme] = [.http, .https]
 
     public static func parts(
@@ -35,6 +35,8 @@ public enum WebProbe: ProbeKind {
     public static func probe(
         _ job: ProbeJob, on engine: ProbeEngine, completion: @escaping @Sendable (ProbeOutcome) -> Void
     ) -> Bool {
-        engine.transfer(job, connectOnly: false, completion: completion)
+        engine.probe(with: CurlTransfers.self, completion: completion) {
+            $0.start(job, connectOnly: false, completion: completion)
+        }
     }
 }

@@ -5,7 +5,7 @@ extension TargetURL.Scheme {
 
 /// `tcp://HOST:PORT`: a TCP handshake, through libcurl (`CURLOPT_CONNECT_ONLY`), so it shares
 /// the engine's one event loop and its error mapping with the web probes.
-public enum TCPProbe: ProbeKind {
+public enum TCPProbe: CurlProbeKind {
     public static let schemes: [TargetURL.Scheme] = [.tcp]
 
     public static func parts(
@@ -24,6 +24,8 @@ public enum TCPProbe: ProbeKind {
     public static func probe(
         _ job: ProbeJob, on engine: ProbeEngine, completion: @escaping @Sendable (ProbeOutcome) -> Void
     ) -> Bool {
-        engine.transfer(job, connectOnly: true, completion: completion)
+        engine.probe(with: CurlTransfers.self, completion: completion) {
+            $0.start(job, connectOnly: true, completion: completion)
+        }
     }
 }
