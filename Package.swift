@@ -38,6 +38,7 @@ let package = Package(
         ),
         // eventfd(2) for `WakeUpEvent`: a header Glibc's module map leaves out (nothing to link).
         .systemLibrary(name: "CEventFD"),
+        .systemLibrary(name: "CEpoll"),
         // signalfd(2) for `SignalReader`: a header Glibc's module map leaves out (nothing to link).
         .systemLibrary(name: "CSignalFD"),
         // ICMP headers and the socket error queue for `icmp://` probes (nothing to link).
@@ -107,7 +108,7 @@ let package = Package(
         .target(
             name: "Probes",
             dependencies: [
-                "CProbeLibraries", "CICMP", "Reachable",
+                "CProbeLibraries", "CICMP", "CEpoll", "CEventFD", "Reachable",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],

@@ -26,6 +26,7 @@ static struct {
     REACHD_ARES_FUNCTIONS(REACHD_POINTER, REACHD_POINTER_VOID)
     CURLcode (*curl_easy_setopt)(CURL *, CURLoption, ...);
     CURLcode (*curl_easy_getinfo)(CURL *, CURLINFO, ...);
+    CURLMcode (*curl_multi_setopt)(CURLM *, CURLMoption, ...);
     CURLcode (*curl_global_init_mem)(long, curl_malloc_callback, curl_free_callback, curl_realloc_callback,
                                      curl_strdup_callback, curl_calloc_callback);
     int (*ares_library_init_mem)(int, void *(*)(size_t), void (*)(void *), void *(*)(void *, size_t));
@@ -96,6 +97,7 @@ static void load(void) {
     REACHD_ARES_FUNCTIONS(REACHD_RESOLVE_ARES, REACHD_RESOLVE_ARES_VOID)
     if (resolve(curl, "curl_easy_setopt", (void **)&library.curl_easy_setopt)) return;
     if (resolve(curl, "curl_easy_getinfo", (void **)&library.curl_easy_getinfo)) return;
+    if (resolve(curl, "curl_multi_setopt", (void **)&library.curl_multi_setopt)) return;
     if (resolve(curl, "curl_global_init_mem", (void **)&library.curl_global_init_mem)) return;
     if (resolve(ares, "ares_library_init_mem", (void **)&library.ares_library_init_mem)) return;
     if (resolve(mimalloc, "mi_malloc", (void **)&heap.malloc)) return;
@@ -148,6 +150,14 @@ CURLcode reachd_curl_easy_setopt_write_function(CURL *handle, curl_write_callbac
 }
 CURLcode reachd_curl_easy_setopt_sockopt_function(CURL *handle, curl_sockopt_callback callback) {
     return library.curl_easy_setopt(handle, CURLOPT_SOCKOPTFUNCTION, callback);
+}
+CURLMcode reachd_curl_multi_setopt_socket_function(CURLM *multi, curl_socket_callback callback, void *data) {
+    CURLMcode code = library.curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
+    return code != CURLM_OK ? code : library.curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, data);
+}
+CURLMcode reachd_curl_multi_setopt_timer_function(CURLM *multi, curl_multi_timer_callback callback, void *data) {
+    CURLMcode code = library.curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
+    return code != CURLM_OK ? code : library.curl_multi_setopt(multi, CURLMOPT_TIMERDATA, data);
 }
 CURLcode reachd_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return library.curl_easy_getinfo(handle, info, value);

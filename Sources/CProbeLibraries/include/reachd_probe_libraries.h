@@ -36,11 +36,9 @@ int reachd_probe_libraries_load(char *error, size_t error_size);
     X(CURLMcode, curl_multi_cleanup, (CURLM * multi), (multi))                                   \
     X(CURLMcode, curl_multi_add_handle, (CURLM * multi, CURL * handle), (multi, handle))         \
     X(CURLMcode, curl_multi_remove_handle, (CURLM * multi, CURL * handle), (multi, handle))      \
-    X(CURLMcode, curl_multi_perform, (CURLM * multi, int *running), (multi, running))            \
-    X(CURLMcode, curl_multi_poll,                                                                \
-      (CURLM * multi, struct curl_waitfd * extra, unsigned int count, int timeout, int *ready),   \
-      (multi, extra, count, timeout, ready))                                                     \
-    X(CURLMcode, curl_multi_wakeup, (CURLM * multi), (multi))                                    \
+    X(CURLMcode, curl_multi_socket_action,                                                       \
+      (CURLM * multi, curl_socket_t socket, int events, int *running),                           \
+      (multi, socket, events, running))                                                          \
     X(CURLMsg *, curl_multi_info_read, (CURLM * multi, int *left), (multi, left))                \
     X(const char *, curl_multi_strerror, (CURLMcode code), (code))                               \
     X(struct curl_slist *, curl_slist_append, (struct curl_slist * list, const char *text),      \
@@ -117,6 +115,12 @@ CURLcode reachd_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct c
 CURLcode reachd_curl_easy_setopt_write_function(CURL *handle, curl_write_callback callback);
 /// CURLOPT_SOCKOPTFUNCTION, typed so that Swift can pass a `@convention(c)` closure.
 CURLcode reachd_curl_easy_setopt_sockopt_function(CURL *handle, curl_sockopt_callback callback);
+/// curl_multi_setopt's CURLMOPT_SOCKETFUNCTION and its CURLMOPT_SOCKETDATA: curl says through
+/// `callback` which of its sockets to watch for what (the engine's epoll loop).
+CURLMcode reachd_curl_multi_setopt_socket_function(CURLM *multi, curl_socket_callback callback, void *data);
+/// curl_multi_setopt's CURLMOPT_TIMERFUNCTION and its CURLMOPT_TIMERDATA: curl says through
+/// `callback` when it next wants `curl_multi_socket_action(CURL_SOCKET_TIMEOUT)`.
+CURLMcode reachd_curl_multi_setopt_timer_function(CURLM *multi, curl_multi_timer_callback callback, void *data);
 /// curl_easy_getinfo for `long` answers (RESPONSE_CODE).
 CURLcode reachd_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 /// curl_easy_getinfo for `curl_off_t` answers: the *_TIME_T timings, in microseconds.

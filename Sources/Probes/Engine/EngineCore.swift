@@ -34,8 +34,8 @@ private struct TimerEntry: Comparable {
 /// The engine thread's state and loop: its drivers (`EngineDriver`, made as tasks name them) and
 /// its timers. It names no probe kind: a task brings its driver's type.
 ///
-/// Unchecked `Sendable`: the multi handle and the drivers are touched only by the engine
-/// thread (and by `deinit`, after it ended); what other threads touch is behind `inbox`.
+/// Unchecked `Sendable`: the drivers and timers are touched only by the engine thread; what other
+/// threads touch is behind `inbox`, and the loop's `wake`.
 final class EngineCore: @unchecked Sendable {
     private enum Phase {
         case running
@@ -48,7 +48,8 @@ final class EngineCore: @unchecked Sendable {
         var work: [EngineWork] = []
     }
 
-    private let multi: UnsafeMutableRawPointer
+    /// Where the thread sleeps: every driver's descriptors, and the wake-up `submit` writes to.
+    private let loop: EventLoop
     private let inbox = Mutex(Inbox())
     private let thread = Mutex<DedicatedThread?>(nil)
     private let counters = Mutex(EngineStatistics())
@@ -71,13 +72,9 @@ final class EngineCore: @unchecked Sendable {
     private let turnEnded: @Sendable () -> Void
 
     init(settings: EngineSettings, turnEnded: @escaping @Sendable () -> Void) {
-        multi = settings.multi
+        loop = settings.loop
         self.turnEnded = turnEnded
         drivers = EngineDrivers(settings: settings)
-    }
-
-    deinit {
-        reachd_curl_multi_cleanup(multi)
     }
 
     func startThread() throws(ProbeEngineError) {
@@ -90,14 +87,12 @@ final class EngineCore: @unchecked Sendable {
         }
     }
 
-    /// Queues work and wakes the thread. `curl_multi_wakeup` is called under the lock on purpose: it
-    /// only writes to curl's wake-up socket (no callback can take the lock), and holding the lock
-    /// guarantees the multi handle is not being cleaned up meanwhile.
+    /// Queues work and wakes the thread (once per batch: the first submission of one wakes it).
     func submit(_ work: EngineWork) -> Bool {
         inbox.withLock { inbox in
             guard inbox.phase == .running else { return false }
             inbox.work.append(work)
-            if inbox.work.count == 1 { reachd_curl_multi_wakeup(multi) }
+            if inbox.work.count == 1 { loop.wake() }
             return true
         }
     }
@@ -109,7 +104,7 @@ final class EngineCore: @unchecked Sendable {
             switch inbox.phase {
             case .running:
                 inbox.phase = .stopping
-                reachd_curl_multi_wakeup(multi)
+                loop.wake()
                 return true
             case .stopping: return true
             case .stopped: return false
@@ -126,7 +121,6 @@ final class EngineCore: @unchecked Sendable {
     // MARK: - The engine thread
 
     private func run() {
-        var descriptors: [curl_waitfd] = []
         while true {
             let (work, stopping) = inbox.withLock { inbox in
                 defer { inbox.work = [] }
@@ -142,26 +136,18 @@ final class EngineCore: @unchecked Sendable {
             for driver in drivers.all { driver.processTimeouts(now: now) }
             // Every completion of this turn (and of the last `process`) is in by now.
             turnEnded()
-            descriptors.removeAll(keepingCapacity: true)
-            for driver in drivers.all { driver.appendWaitDescriptors(to: &descriptors) }
-            // Sleep until a descriptor (curl's, c-ares', the wake-up, a watched file) is ready or the
-            // next timeout or timer; curl shortens the wait to its own timers. Nothing pending: sleep
-            // until woken.
-            var timeout = Int32.max
+            // Sleep until a descriptor is ready (its owner is told), the next timeout or timer, or
+            // a submission. Nothing pending: sleep until woken.
+            var timeout: Int32 = -1
             let wakeUps = drivers.all.compactMap { $0.nextWakeUp(now: now) } + [timersDueFrom].compactMap { $0 }
             if let wakeUp = wakeUps.min() {
                 timeout = Int32(clamping: max(0, (wakeUp - now).roundedUpMilliseconds))
             }
-            let count = UInt32(descriptors.count)
-            let polled = descriptors.withUnsafeMutableBufferPointer { buffer in
-                reachd_curl_multi_poll(multi, buffer.baseAddress, count, timeout, nil)
-            }
-            guard polled == CURLM_OK else {
-                // poll(2) itself failed (curl retries EINTR): never spin on it; timeouts still apply.
+            guard loop.wait(timeout: timeout) else {
+                // epoll_wait itself failed: never spin on it; timeouts still apply.
                 usleep(10_000)
                 continue
             }
-            for driver in drivers.all { driver.process(descriptors) }
             counters.withLock { $0.wakeUps += 1 }
         }
     }
@@ -225,6 +211,7 @@ final class EngineCore: @unchecked Sendable {
         deadlines = Heap()
         // The listeners hold the probing sources, which hold the engine: let both go.
         drivers.shutdown()
+        loop.close()
         // Nothing can have been queued since the last batch was taken: `submit` refuses once stopping.
         inbox.withLock { $0.phase = .stopped }
     }

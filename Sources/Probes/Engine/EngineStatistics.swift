@@ -1,6 +1,6 @@
 /// Counters of the engine thread, read by tests (an idle engine must not wake up) and metrics.
 public struct EngineStatistics: Sendable, Equatable {
-    /// Times the thread returned from `curl_multi_poll`: a descriptor, a timer or a submission.
+    /// Times the thread returned from `epoll_wait`: a descriptor, a timer or a submission.
     public var wakeUps = 0
     /// Probes started, of every kind but `dns://` (counted with the nameserver queries).
     public var probes = 0

@@ -3,9 +3,9 @@ import Glibc
 public import Reachable
 import Synchronization
 
-/// The one place reachd's outbound probes happen: a dedicated thread that drives a libcurl multi
-/// handle (TCP connects, HTTP and HTTPS requests) and a c-ares channel (DNS), sleeping in
-/// `curl_multi_poll` with c-ares' descriptors added, woken by `curl_multi_wakeup`.
+/// The one place reachd's outbound probes happen: a dedicated thread that drives libcurl (TCP
+/// connects, HTTP and HTTPS requests), c-ares (DNS), ICMP sockets and file watches — its drivers —
+/// sleeping in `epoll_wait` on all their descriptors (`EventLoop`), woken by an eventfd.
 ///
 /// Any thread submits work without blocking (`probe`, `resolve`); each accepted job's completion is
 /// called exactly once, on the engine thread, and must not block it: every other probe waits
@@ -16,7 +16,7 @@ import Synchronization
 public final class ProbeEngine: Sendable {
     private let core: EngineCore
 
-    /// Creates the multi handle and starts the engine thread.
+    /// Creates the loop and starts the engine thread (the drivers are made as work names them).
     ///
     /// - Parameters:
     ///   - resolver: where DNS configuration comes from (tests point it at their own server).
@@ -35,9 +35,14 @@ public final class ProbeEngine: Sendable {
         if let failure = ProbeLibraries.failure {
             throw ProbeEngineError("outbound probes need libcurl and c-ares: \(failure)")
         }
-        guard let multi = reachd_curl_multi_init() else { throw ProbeEngineError("curl_multi_init failed") }
+        let loop: EventLoop
+        do throws(SystemError) {
+            loop = try EventLoop()
+        } catch {
+            throw ProbeEngineError("cannot make the probe loop: \(error)")
+        }
         let settings = EngineSettings(
-            multi: multi, trustedCertificates: trustedCertificates, echoCount: echoCount, resolver: resolver,
+            loop: loop, trustedCertificates: trustedCertificates, echoCount: echoCount, resolver: resolver,
             resolverProblem: resolverProblem)
         core = EngineCore(settings: settings, turnEnded: turnEnded)
         try core.startThread()

@@ -5,14 +5,17 @@ import Reachable
 /// One c-ares channel (one reading of `resolv.conf`) and the sockets it wants watched.
 ///
 /// c-ares tells which descriptors to watch through its socket-state callback; the channel keeps that
-/// set so the engine can hand it to `curl_multi_poll` as extra descriptors, and calls
-/// `ares_process_fd` for those that became ready. Used only on the engine thread.
+/// set and passes each change to `socketsChanged` (its `AresChannels` puts them on the engine
+/// loop), and calls `ares_process_fd` for those that became ready. Used only on the engine thread.
 final class AresChannel {
     private(set) var channel: OpaquePointer?
     /// Descriptor → (wants read, wants write), as c-ares last asked.
     private(set) var sockets: [ares_socket_t: (read: Bool, write: Bool)] = [:]
     /// Queries started and not yet called back; a retired channel is destroyed when this is 0.
     var outstanding = 0
+    /// Told each change c-ares asks for: a descriptor to watch for reading, writing, or (both
+    /// false) no more.
+    var socketsChanged: (ares_socket_t, _ read: Bool, _ write: Bool) -> Void = { _, _, _ in }
     /// How a one-server channel makes its sockets, and the errno its last failed socket call set
     /// (`reachd_ares_own_sockets`); `nil` for a resolver channel.
     private var ownSockets: UnsafeMutablePointer<reachd_ares_sockets>?
@@ -166,6 +169,7 @@ final class AresChannel {
         } else {
             channel.sockets[socket] = (readable != 0, writable != 0)
         }
+        channel.socketsChanged(socket, readable != 0, writable != 0)
     }
 
     deinit {
@@ -178,28 +182,19 @@ final class AresChannel {
         guard let channel else { return }
         self.channel = nil
         reachd_ares_destroy(channel)
+        // c-ares says so as it closes each socket; any it did not say are no longer watched either.
+        for socket in sockets.keys { socketsChanged(socket, false, false) }
         sockets = [:]
     }
 
-    /// The descriptors c-ares waits on, in `curl_multi_poll`'s form.
-    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) {
-        for (socket, interest) in sockets {
-            var events: Int16 = 0
-            if interest.read { events |= Int16(CURL_WAIT_POLLIN) }
-            if interest.write { events |= Int16(CURL_WAIT_POLLOUT) }
-            descriptors.append(curl_waitfd(fd: socket, events: events, revents: 0))
-        }
-    }
-
-    /// Lets c-ares read or write a ready descriptor (it may call queries back from here).
-    func process(_ descriptor: curl_waitfd) {
-        guard let channel, sockets[descriptor.fd] != nil else { return }
-        let readable = descriptor.revents & Int16(CURL_WAIT_POLLIN | CURL_WAIT_POLLPRI) != 0
-        let writable = descriptor.revents & Int16(CURL_WAIT_POLLOUT) != 0
-        guard readable || writable else { return }
+    /// Lets c-ares read or write a ready descriptor of its own (it may call queries back from here).
+    ///
+    /// - Returns: whether the descriptor is one of this channel's.
+    func ready(_ descriptor: Int32, readable: Bool, writable: Bool) -> Bool {
+        guard let channel, sockets[descriptor] != nil else { return false }
         reachd_ares_process_fd(
-            channel, readable ? descriptor.fd : reachd_ares_socket_bad,
-            writable ? descriptor.fd : reachd_ares_socket_bad)
+            channel, readable ? descriptor : reachd_ares_socket_bad, writable ? descriptor : reachd_ares_socket_bad)
+        return true
     }
 
     /// Lets c-ares handle its timeouts (retries, next server, giving up).

@@ -8,15 +8,28 @@ import CProbeLibraries
 /// Not generic on purpose: the loop calls it through its drivers on every wake-up, and
 /// an unspecialised generic class paid a generic-metadata lookup per call there (perf, 100
 /// targets: 9 % of the engine thread). Keys are `AnyHashable`, queries `PendingDeadlines`.
-final class AresChannels {
+final class AresChannels: DescriptorOwner {
+    private let loop: EventLoop
     private var channels: [AnyHashable: AresChannel] = [:]
     private var lastUsed: [AnyHashable: ContinuousClock.Instant] = [:]
     private var retired: [AresChannel] = []
     private var pending = PendingDeadlines()
     private let idleLifetime: Duration
 
-    init(idleLifetime: Duration) {
+    init(idleLifetime: Duration, loop: EventLoop) {
         self.idleLifetime = idleLifetime
+        self.loop = loop
+    }
+
+    /// Puts the sockets `channel` asks for on the loop, from now on.
+    private func follow(_ channel: AresChannel) {
+        channel.socketsChanged = { [unowned self, loop] socket, read, write in
+            if read || write {
+                loop.watch(socket, reading: read, writing: write, for: self)
+            } else {
+                loop.unwatch(socket, for: self)
+            }
+        }
     }
 
     /// The channel under `key`: the one there is, or a new one from `make`.
@@ -26,6 +39,7 @@ final class AresChannels {
         lastUsed[key] = .now
         if let channel = channels[key] { return channel }
         let channel = try make()
+        follow(channel)
         channels[key] = channel
         return channel
     }
@@ -37,6 +51,7 @@ final class AresChannels {
     /// is gone): those under other keys are made again on their next use.
     func replaceAll(with channel: AresChannel, for key: AnyHashable) {
         for old in channels.values { retire(old) }
+        follow(channel)
         channels = [key: channel]
         lastUsed = [key: .now]
     }
@@ -62,11 +77,6 @@ final class AresChannels {
         }
     }
 
-    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) {
-        for channel in channels.values { channel.appendWaitDescriptors(to: &descriptors) }
-        for channel in retired { channel.appendWaitDescriptors(to: &descriptors) }
-    }
-
     func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         var earliest = pending.earliestDeadline
         for channel in channels.values { earliest = Self.earlier(earliest, channel.nextTimeout().map { now + $0 }) }
@@ -81,11 +91,11 @@ final class AresChannels {
         return min(first, second)
     }
 
-    func process(_ descriptors: [curl_waitfd]) {
-        for descriptor in descriptors where descriptor.revents != 0 {
-            for channel in channels.values { channel.process(descriptor) }
-            for channel in retired { channel.process(descriptor) }
+    func ready(_ descriptor: Int32, readable: Bool, writable: Bool) {
+        for channel in channels.values where channel.ready(descriptor, readable: readable, writable: writable) {
+            return
         }
+        for channel in retired where channel.ready(descriptor, readable: readable, writable: writable) { return }
     }
 
     func shutdown() {

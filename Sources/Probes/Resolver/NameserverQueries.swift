@@ -63,7 +63,7 @@ public struct NameserverAnswer: Sendable, Equatable {
 final class NameserverQueries: EngineDriver {
     private let port: UInt16?
     /// Ten idle minutes: far longer than any `--dns-interval` a server is asked at.
-    private let channels = AresChannels(idleLifetime: .seconds(600))
+    private let channels: AresChannels
 
     private let problem: @Sendable (String) -> Void
     /// The last refusal said for each server, so a server that stays unaskable is logged once.
@@ -74,6 +74,7 @@ final class NameserverQueries: EngineDriver {
     init(settings: EngineSettings) {
         port = settings.resolver.serverPort
         problem = settings.resolverProblem
+        channels = AresChannels(idleLifetime: .seconds(600), loop: settings.loop)
     }
 
     /// Asks the question's server alone; `completion` is called once, on the engine thread.
@@ -172,11 +173,7 @@ final class NameserverQueries: EngineDriver {
 extension NameserverQueries {
     func processTimeouts(now: ContinuousClock.Instant) { channels.processTimeouts(now: now) }
 
-    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) { channels.appendWaitDescriptors(to: &descriptors) }
-
     func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? { channels.nextWakeUp(now: now) }
-
-    func process(_ descriptors: [curl_waitfd]) { channels.process(descriptors) }
 
     func shutdown() { channels.shutdown() }
 }

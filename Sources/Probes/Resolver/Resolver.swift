@@ -13,10 +13,10 @@ import Reachable
 /// of each turn of the engine loop; when the file changed, a new channel reads it and the old ones
 /// are retired: they finish the queries they have, then are destroyed, so a change never fails a
 /// resolution already under way. Then its listeners run: the probes resolve again.
-final class Resolver: EngineDriver {
+final class Resolver: EngineDriver, DescriptorOwner {
     private let configuration: ResolverConfiguration
     /// Long enough that a target probed every few minutes keeps its channel.
-    private let channels = AresChannels(idleLifetime: .seconds(600))
+    private let channels: AresChannels
     /// Why the last attempt to read the configuration failed, while there is no channel.
     private var configurationProblem: String?
     private let problem: @Sendable (String) -> Void
@@ -27,10 +27,15 @@ final class Resolver: EngineDriver {
     /// Called after the file changed and was read again (`ProbeEngine.onResolverConfigurationChange`).
     var listeners: [@Sendable () -> Void] = []
 
+    private let loop: EventLoop
+
     init(settings: EngineSettings) {
         configuration = settings.resolver
         problem = settings.resolverProblem
+        loop = settings.loop
+        channels = AresChannels(idleLifetime: .seconds(600), loop: settings.loop)
         watch = try? FileWatch(path: settings.resolver.resolvConfPath, completedWritesOnly: true)
+        if let watch { loop.watch(watch.pollDescriptor, reading: true, writing: false, for: self) }
     }
 
     /// Makes the kernel's-choice channel if there is none yet (the first resolution, or every read
@@ -179,29 +184,19 @@ extension Resolver {
         channels.processTimeouts(now: now)
     }
 
-    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) {
-        channels.appendWaitDescriptors(to: &descriptors)
-        if let watch {
-            descriptors.append(curl_waitfd(fd: watch.pollDescriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0))
-        }
-    }
-
     func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         channels.nextWakeUp(now: now)
     }
 
-    func process(_ descriptors: [curl_waitfd]) {
-        channels.process(descriptors)
-        if let watch, descriptors.contains(where: { $0.fd == watch.pollDescriptor && $0.revents != 0 }),
-            watch.drain()
-        {
-            follow(changed: true)
-        }
+    /// The watch of resolv.conf is ready (the channels' sockets are their own owner's).
+    func ready(_ descriptor: Int32, readable: Bool, writable: Bool) {
+        if let watch, watch.drain() { follow(changed: true) }
     }
 
     /// The listeners hold the probing sources, which hold the engine: let both go.
     func shutdown() {
         channels.shutdown()
+        if let watch { loop.unwatch(watch.pollDescriptor, for: self) }
         listeners = []
     }
 }

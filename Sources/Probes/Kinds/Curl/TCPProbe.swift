@@ -24,8 +24,9 @@ public enum TCPProbe: CurlProbeKind {
     public static func probe(
         _ job: ProbeJob, on engine: ProbeEngine, completion: @escaping @Sendable (ProbeOutcome) -> Void
     ) -> Bool {
-        engine.probe(with: CurlTransfers.self, completion: completion) {
-            $0.start(job, connectOnly: true, completion: completion)
+        let url = requestURL(of: job.url)
+        return engine.probe(with: CurlTransfers.self, completion: completion) {
+            $0.start(job, url: url, connectOnly: true, completion: completion)
         }
     }
 }

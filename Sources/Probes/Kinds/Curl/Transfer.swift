@@ -26,7 +26,7 @@ final class Transfer {
     ///
     /// - Throws: when curl refuses an option (the job would otherwise run without it).
     init(
-        job: ProbeJob, connectOnly: Bool, trustedCertificates: String?,
+        job: ProbeJob, url: String, connectOnly: Bool, trustedCertificates: String?,
         completion: @escaping @Sendable (ProbeOutcome) -> Void
     ) throws(TransferSetupError) {
         guard let easy = reachd_curl_easy_init() else { throw TransferSetupError("curl_easy_init failed") }
@@ -35,7 +35,7 @@ final class Transfer {
         self.connectOnly = connectOnly
         self.completion = completion
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
-        try configure()
+        try configure(url: url)
         if let trustedCertificates { try set(CURLOPT_CAINFO, trustedCertificates) }
     }
 
@@ -54,8 +54,9 @@ final class Transfer {
         return bound == 0 ? CURL_SOCKOPT_OK : CURL_SOCKOPT_ERROR
     }
 
-    private func configure() throws(TransferSetupError) {
-        guard let url = job.url.requestURL, let port = job.url.port else { throw TransferSetupError("no URL to probe") }
+    /// - Parameter url: the URL curl is given (`CurlProbeKind.requestURL`).
+    private func configure(url: String) throws(TransferSetupError) {
+        guard let port = job.url.port else { throw TransferSetupError("no URL to probe") }
         let remaining = max(1, (job.deadline - .now).roundedUpMilliseconds)
         try set(CURLOPT_URL, url)
         if let proxy = job.proxy {

@@ -35,8 +35,9 @@ public enum WebProbe: CurlProbeKind {
     public static func probe(
         _ job: ProbeJob, on engine: ProbeEngine, completion: @escaping @Sendable (ProbeOutcome) -> Void
     ) -> Bool {
-        engine.probe(with: CurlTransfers.self, completion: completion) {
-            $0.start(job, connectOnly: false, completion: completion)
+        let url = requestURL(of: job.url)
+        return engine.probe(with: CurlTransfers.self, completion: completion) {
+            $0.start(job, url: url, connectOnly: false, completion: completion)
         }
     }
 }

@@ -1,4 +1,3 @@
-import CProbeLibraries
 import Glibc
 import Reachable
 
@@ -8,7 +7,7 @@ import Reachable
 /// is answered or refused, or at its deadline. Replies are matched by sequence (and, on a raw
 /// socket, identifier), and from the address asked: another process pinging the same host
 /// never counts. No thread per probe: the engine loop waits on the sockets. Engine thread only.
-final class ICMPEchoes: EngineDriver {
+final class ICMPEchoes: EngineDriver, DescriptorOwner {
     /// Small echoes per probe (`--icmp-count`).
     private let count: Int
     static let spacing: Duration = .milliseconds(100)
@@ -51,8 +50,11 @@ final class ICMPEchoes: EngineDriver {
     private var inFlight: [SocketKey: [UInt16: (ping: Ping, echo: Int)]] = [:]
     private var pings: [ObjectIdentifier: Ping] = [:]
 
+    private let loop: EventLoop
+
     init(settings: EngineSettings) {
         count = max(1, settings.echoCount)
+        loop = settings.loop
     }
 
     /// Starts one probe of `job` (one routed address of one family).
@@ -69,6 +71,7 @@ final class ICMPEchoes: EngineDriver {
             } catch {
                 return completion(ProbeOutcome(failure: .error, detail: error.description))
             }
+            loop.watch(socket.descriptor, reading: true, writing: false, for: self)
         }
         sockets[key] = socket
         // IPv4: MTU − 20 (IP) − 8 (ICMP); IPv6: MTU − 40 − 8. Bounded by the largest IP packet.
@@ -175,27 +178,21 @@ final class ICMPEchoes: EngineDriver {
         }
     }
 
-    func appendWaitDescriptors(to descriptors: inout [curl_waitfd]) {
-        for socket in sockets.values {
-            descriptors.append(curl_waitfd(fd: socket.descriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0))
-        }
-    }
-
     func nextWakeUp(now: ContinuousClock.Instant) -> ContinuousClock.Instant? {
         pings.values.lazy.map { $0.nextEcho <= self.count ? min($0.nextSendAt, $0.job.deadline) : $0.job.deadline }
             .min()
     }
 
-    func process(_ descriptors: [curl_waitfd]) {
+    func ready(_ descriptor: Int32, readable: Bool, writable: Bool) {
         let now = ContinuousClock.now
-        for (key, socket) in sockets {
-            guard descriptors.contains(where: { $0.fd == socket.descriptor && $0.revents != 0 }) else { continue }
+        for (key, socket) in sockets where socket.descriptor == descriptor {
             for arrival in socket.drain() { handle(arrival, on: key, now: now) }
         }
     }
 
     func shutdown() {
         for ping in Array(pings.values) { finish(ping, cancelled: true) }
+        for socket in sockets.values { loop.unwatch(socket.descriptor, for: self) }
         sockets = [:]
         inFlight = [:]
     }
