@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import Testing
 
@@ -82,13 +83,13 @@ import Testing
         #expect(second.told.count == 1 && first.told.isEmpty)
     }
 
-    @Test func wakeEndsAWaitFromAnotherThread() async throws {
+    /// The wait blocks this thread; the wake comes from a Dispatch thread (not the test's
+    /// cooperative pool, which a blocked wait may leave without a thread to run it).
+    @Test func wakeEndsAWaitFromAnotherThread() throws {
         let loop = try EventLoop()
         let started = ContinuousClock.now
-        async let woke: Bool = Task.detached { loop.wait(timeout: 10_000) }.value
-        try await Task.sleep(for: .milliseconds(50))
-        loop.wake()
-        #expect(await woke)
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { loop.wake() }
+        #expect(loop.wait(timeout: 10_000))
         #expect(ContinuousClock.now - started < .seconds(5), "woken, not timed out (generous bound)")
     }
 }

@@ -81,10 +81,21 @@ extension KernelTests {
             }
         }
 
+        /// Waits until `condition` holds, and still holds 50 ms later: while a batch arrives and
+        /// is judged, `unroutableSinceBatch` is `nil` for a moment (the last batch's verdicts are
+        /// superseded before the new ones are kept), which the batch that ends it is not.
         private static func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
             let deadline = ContinuousClock.now + .seconds(30)
-            while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-            #expect(condition(), "\(what) within 30 s")
+            var held = false
+            while !held, ContinuousClock.now < deadline {
+                if condition() {
+                    try await Task.sleep(for: .milliseconds(50))
+                    held = condition()
+                } else {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            #expect(held, "\(what) within 30 s")
         }
     }
 }
