@@ -28,9 +28,9 @@ extension KernelTests {
                 monitor.addRouteGate(
                     RouteGate(
                         questions: { Self.questions },
-                        judge: { _, _, _, publish in
+                        judge: { _, _, _ in
                             judged.add(1, ordering: .relaxed)
-                            publish { _ in }
+                            return nil
                         }))
                 let routes = try lab.monitored.makeRouteChecker(monitor)
 
@@ -78,6 +78,34 @@ extension KernelTests {
                 #expect(routes.route(to: Self.gone4) == .routable(interface: "v0", source: IPAddress(VethLab.address)))
                 #expect(routes.route(to: Self.gone6) == .routable(interface: "v0", source: IPAddress("2001:db8:1::2")))
                 #expect(routes.kernelLookups == asked + 2)
+            }
+        }
+
+        /// While a batch is judged no probe result is taken (`isCurrent`, `update(ifEpoch:)`), not
+        /// even one of a run begun after the batch arrived: a gate's judgement and the batch's
+        /// document have nothing between them. Once the batch is published, results are taken again.
+        @Test func noResultIsTakenWhileABatchIsJudged() async throws {
+            try await withMonitoredLab(setUp: { lab in try await lab.configureIPv4() }) { lab, monitor, recorder in
+                try await recorder.latest("routed") { $0.path.ipv4 }
+                // What the gate saw while judging: (isCurrent, update applied) for the epoch then.
+                let seen = Mutex<[(current: Bool, applied: Bool)]>([])
+                monitor.addRouteGate(
+                    RouteGate(
+                        questions: { [RouteQuestion(Self.routed4)] },
+                        judge: { _, _, _ in
+                            let epoch = monitor.networkEpoch
+                            let current = monitor.isCurrent(epoch)
+                            let applied = monitor.update(ifEpoch: epoch, deferred: true) { _ in }
+                            seen.withLock { $0.append((current, applied)) }
+                            return nil
+                        }))
+                try await lab.monitored.ip("route", "add", "198.51.100.0/24", "via", VethLab.gateway, "dev", "v0")
+                try await Self.waitUntil("the gate judged a batch") { !seen.withLock { $0.isEmpty } }
+                for (current, applied) in seen.withLock({ $0 }) {
+                    #expect(!current && !applied, "a result was taken while a batch was judged")
+                }
+                try await Self.waitUntil("results are taken again") { monitor.isCurrent(monitor.networkEpoch) }
+                #expect(monitor.update(ifEpoch: monitor.networkEpoch) { _ in })
             }
         }
 

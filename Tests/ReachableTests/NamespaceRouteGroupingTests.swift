@@ -107,9 +107,9 @@ extension KernelTests {
             monitor.addRouteGate(
                 RouteGate(
                     questions: { Self.questions },
-                    judge: { unroutable, _, _, publish in
+                    judge: { unroutable, _, _ in
                         judged.withLock { $0.append(unroutable.unroutableQuestions) }
-                        publish { _ in }
+                        return nil
                     }))
             let before = monitor.statistics.groupedRouteQuestions
             let already = judged.withLock { $0.count }

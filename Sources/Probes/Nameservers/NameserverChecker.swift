@@ -7,8 +7,8 @@ import Synchronization
 /// removed follow at once) and every `--dns-interval`. A server without a usable route is
 /// `failing` (`no-route`) at once, with nothing sent — by the route gate when a batch takes it.
 final class NameserverChecker: Sendable {
-    /// Taken briefly by the engine thread and the route gate, each holding it around the
-    /// monitor's update (lock order book → monitor, see `RouteGate`).
+    /// Taken briefly by the engine thread (around the monitor's update: lock order book →
+    /// monitor) and by the route gate.
     private let book: SharedBook<NameserverBook>
     private let scheduler: ProbeScheduler<NameserverAnswer>
     private let resolvConfPath: String
@@ -47,16 +47,15 @@ final class NameserverChecker: Sendable {
             record: { item, answer, epoch, _ in
                 let server = answer.server
                 events.nameserverAsked(server.description, answer.duration, answer.failure)
-                // The book changes only if the document takes it: both under the book's lock.
+                // Recorded only while the document takes results (`NetworkMonitor.isCurrent`).
                 let (delay, starts) = book.withLock { book -> (Duration?, Bool) in
+                    guard monitor.isCurrent(epoch) else { return (nil, false) }
                     let starts = book.startsFailing(answer.failure, server: server)
-                    var next = book
-                    next.record(answer.failure, server: server, at: Date())
-                    let status = next.status
+                    book.record(answer.failure, server: server, at: Date())
+                    let status = book.status
                     guard monitor.update(ifEpoch: epoch, deferred: true, { $0.dns = status }) else {
                         return (nil, false)
                     }
-                    book = next
                     return (book.nextDelay(for: server, interval: interval), starts)
                 }
                 // Outside the book's lock: the checks take their own.
@@ -66,12 +65,12 @@ final class NameserverChecker: Sendable {
         monitor.addRouteGate(
             RouteGate(
                 questions: { book.withLock { $0.addresses.map { RouteQuestion($0) } } },
-                judge: { unroutable, _, now, publish in
-                    book.withLock { book in
-                        guard !unroutable.isEmpty else { return publish { _ in } }
+                judge: { unroutable, _, now in
+                    book.withLock { book -> RouteGate.Edit? in
+                        guard !unroutable.isEmpty else { return nil }
                         book.routesGone(unroutable.addresses(via: .kernelChoice), at: now)
                         let status = book.status
-                        publish { $0.dns = status }
+                        return { $0.dns = status }
                     }
                 }))
     }

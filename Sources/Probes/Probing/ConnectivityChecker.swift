@@ -8,8 +8,8 @@ import Synchronization
 /// doubling up to the interval), and at once when a probe elsewhere starts failing while it reads
 /// `full` (`StallRecheck`). `none` is decided by the route gate, before DNS is asked.
 final class ConnectivityChecker: Sendable {
-    /// Taken briefly by the engine thread and the route gate, each holding it around the
-    /// monitor's update (lock order book → monitor, see `RouteGate`).
+    /// Taken briefly by the engine thread (around the monitor's update: lock order book →
+    /// monitor) and by the route gate.
     private let book: SharedBook<ConnectivityBook>
     private let scheduler: ProbeScheduler<ProbePipeline.Result>
 
@@ -39,28 +39,26 @@ final class ConnectivityChecker: Sendable {
                     report: report, completion: completion)
             },
             record: { _, result, epoch, isLast in
-                // The book changes only if the document takes it: both under the book's lock.
+                // Recorded only while the document takes results (`NetworkMonitor.isCurrent`): its
+                // path is then the one the result is judged against.
                 book.withLock { book in
-                    var next = book
-                    var delay: Duration?
-                    let applied = monitor.update(ifEpoch: epoch, deferred: true) { document in
-                        let unreachable = document.path.state == .unreachable
-                        delay = next.record(result, pathUnreachable: unreachable, isLast: isLast, at: Date())
-                        document.connectivity = next.status
-                    }
-                    if applied { book = next }
-                    return delay
+                    guard monitor.isCurrent(epoch) else { return nil }
+                    let unreachable = monitor.current.path.state == .unreachable
+                    let delay = book.record(result, pathUnreachable: unreachable, isLast: isLast, at: Date())
+                    let status = book.status
+                    let applied = monitor.update(ifEpoch: epoch, deferred: true) { $0.connectivity = status }
+                    return applied ? delay : nil
                 }
             })
         monitor.addRouteGate(
             RouteGate(
                 questions: { book.withLock { $0.addresses.map { RouteQuestion($0, via: egress) } } },
-                judge: { unroutable, path, now, publish in
-                    book.withLock { book in
+                judge: { unroutable, path, now in
+                    book.withLock { book -> RouteGate.Edit? in
                         let gone = unroutable.addresses(via: egress)
                         book.routesGone(gone, pathUnreachable: path.state == .unreachable, at: now)
                         let status = book.status
-                        publish { $0.connectivity = status }
+                        return { $0.connectivity = status }
                     }
                 }))
     }

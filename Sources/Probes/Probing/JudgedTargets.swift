@@ -17,8 +17,8 @@ struct JudgedTargets: Sendable {
 
 extension ReachabilityStatus {
     /// Puts a route gate's judgement in the document: a made list as the new list, where its
-    /// entries line up with the document's by name (they do: the gate judges under the books'
-    /// lock, which every change of the target set also holds), else each judged entry by name.
+    /// entries line up with the document's by name (they do, unless the target set was reloaded
+    /// between the judgement and the batch's document), else each judged entry by name.
     mutating func replaceTargets(_ judged: consuming JudgedTargets) {
         var judged = judged
         guard var list = judged.list.take() else {

@@ -5,7 +5,7 @@ import Glibc
 /// closures of both can hold it.
 ///
 /// The lock is glibc's plain mutex, which puts a waiter to sleep at once, not Swift's `Mutex`: the
-/// route gate holds the book through a link-down's judging and document, and a thread waiting on
+/// route gate holds the book through a link-down's judging, and a thread waiting on
 /// a `Mutex` (a priority-inheriting futex) spins in the kernel as long as the holder runs — the
 /// engine thread spun so on the one other core, the core the link-down's helper thread was to
 /// take half its work on (`SharedParts`; docs/scale.md).

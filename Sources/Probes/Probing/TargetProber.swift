@@ -11,9 +11,9 @@ import Synchronization
 /// it `no-route` in the very document that publishes the batch (see `RouteGate`); a target whose
 /// every address it took is not probed again for that batch (`ProbeScheduler.AnsweredByChange`).
 final class TargetProber: Sendable {
-    /// The targets' books. Taken briefly by the engine thread (recording a result) and by the
-    /// netlink thread (the route gate), each holding it around the monitor's update (lock order
-    /// book → monitor, see `RouteGate`), never across I/O.
+    /// The targets' books. Taken briefly by the engine thread (recording a result, around the
+    /// monitor's update: lock order book → monitor) and by the netlink thread (the route gate),
+    /// never across I/O.
     private let books: SharedBook<[TargetBook]>
     private let scheduler: ProbeScheduler<ProbePipeline.Result>
     let monitor: NetworkMonitor
@@ -73,17 +73,15 @@ final class TargetProber: Sendable {
                     }
                 }
                 if let failure = result.unresolved { events.targetProbed(name, result.duration, failure) }
-                // The book changes only if the document takes it: recorded in place inside the
-                // monitor's update, which runs it only for a run of the current epoch, under the
-                // book's lock. (A copy recorded and put back made the book's arrays anew at every
-                // probe, each a block left among the transfers under way.)
-                let (applied, failedLookups, delay, failing) = books.withLock { books in
-                    var failedLookups = 0
+                // Recorded in the book only while the document takes results (`isCurrent`), then
+                // put in the document; the monitor's lock is held for that edit alone.
+                let (applied, failedLookups, delay, failing) = books.withLock {
+                    books -> (Bool, Int, Duration?, [(family: AddressFamily, interface: String?)]) in
+                    guard monitor.isCurrent(epoch) else { return (false, 0, nil, []) }
                     let failing = books[item].familiesStartingToFail(result)
-                    let applied = monitor.update(ifEpoch: epoch, deferred: true) { document in
-                        failedLookups = books[item].record(result, evaluator: evaluator, quality: limits, at: Date())
-                        document.replaceTarget(books[item].status, at: item)
-                    }
+                    let failedLookups = books[item].record(result, evaluator: evaluator, quality: limits, at: Date())
+                    let status = books[item].status
+                    let applied = monitor.update(ifEpoch: epoch, deferred: true) { $0.replaceTarget(status, at: item) }
                     return (
                         applied, failedLookups, books[item].nextDelay(evaluator: evaluator, interval: interval), failing
                     )
@@ -107,22 +105,19 @@ final class TargetProber: Sendable {
                 questions: {
                     books.withLock { $0.routeQuestions }
                 },
-                judge: { verdicts, _, now, publish in
-                    books.withLock { books in
+                judge: { verdicts, _, now in
+                    books.withLock { books -> RouteGate.Edit? in
                         guard !verdicts.isEmpty else {
                             // No target lost its route: none is left marked by an older batch.
                             for index in books.indices where books[index].unroutableAtLastJudgement {
                                 books[index].unroutableAtLastJudgement = false
                             }
-                            return publish { _ in }
+                            return nil
                         }
                         let judged = books.routesGone(verdicts, evaluator: evaluator, at: now)
                         // By place, not by name: one pass over the targets, not a search per
                         // target (docs/scale.md).
-                        let entries = MovedOnce(judged)
-                        publish { document in
-                            if let judged = entries.take() { document.replaceTargets(judged) }
-                        }
+                        return { document in document.replaceTargets(judged) }
                     }
                 }))
     }

@@ -12,8 +12,8 @@ import Reachable
 /// an uplink that goes away is `null` there, and one that appears is `unknown` there and checked
 /// at once (the batch's fresh run).
 final class UplinkChecker: Sendable {
-    /// Taken briefly by the engine thread and the route gate, each holding it around the
-    /// monitor's update (lock order book → monitor, see `RouteGate`).
+    /// Taken briefly by the engine thread (around the monitor's update: lock order book →
+    /// monitor) and by the route gate.
     private let books: SharedBook<UplinkBooks>
     private let scheduler: ProbeScheduler<ProbePipeline.Result>
 
@@ -36,16 +36,16 @@ final class UplinkChecker: Sendable {
                     previousAddresses: uplink.book.addresses, report: report, completion: completion)
             },
             record: { item, result, epoch, isLast in
-                // The book changes only if the document takes it: both under the book's lock.
+                // Recorded only while the document takes results (`NetworkMonitor.isCurrent`).
                 books.withLock { books in
-                    guard var uplink = books[item] else { return nil }
-                    var delay: Duration?
-                    let applied = monitor.update(ifEpoch: epoch, deferred: true) { document in
-                        delay = uplink.book.record(result, pathUnreachable: false, isLast: isLast, at: Date())
-                        document.setUplinkConnectivity(uplink.book.status, of: uplink.interface)
+                    guard monitor.isCurrent(epoch), var uplink = books[item] else { return nil }
+                    let delay = uplink.book.record(result, pathUnreachable: false, isLast: isLast, at: Date())
+                    books[item] = uplink
+                    let (status, interface) = (uplink.book.status, uplink.interface)
+                    let applied = monitor.update(ifEpoch: epoch, deferred: true) {
+                        $0.setUplinkConnectivity(status, of: interface)
                     }
-                    if applied { books[item] = uplink }
-                    return delay
+                    return applied ? delay : nil
                 }
             })
         self.scheduler = scheduler
@@ -59,17 +59,17 @@ final class UplinkChecker: Sendable {
                         }
                     }
                 },
-                judge: { verdicts, _, now, publish in
+                judge: { verdicts, _, now in
                     // The batch's reading: the monitor keeps it before the gates judge.
                     let current = monitor.routingSnapshot.uplinks
-                    books.withLock { books in
+                    return books.withLock { books -> RouteGate.Edit? in
                         if books.follow(current, unroutable: verdicts.unroutableQuestions, at: now) {
                             // Queued before the batch's fresh run (`ProbeScheduler.start`'s observer).
                             let count = books.uplinks.count
                             _ = engine.perform { scheduler.resize(to: count) }
                         }
                         let statuses = books.statuses
-                        publish { $0.setUplinkConnectivity(statuses) }
+                        return { $0.setUplinkConnectivity(statuses) }
                     }
                 }))
     }

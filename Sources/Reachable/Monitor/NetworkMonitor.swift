@@ -13,7 +13,8 @@ import Synchronization
 /// awaiting (the netlink thread must never wait), and libmicrohttpd's threads read `current`
 /// synchronously from C callbacks, which cannot `await`. Every critical section is short and
 /// nothing inside it calls out, except yielding to streams (which only enqueues) and the
-/// sources' value edits of the document; no other lock is ever taken inside it (`RouteGate`).
+/// sources' value edits of the document; no other lock is ever taken inside it. A source may
+/// call `update` holding its own lock (lock order: source → monitor), never the other way.
 public final class NetworkMonitor: Sendable {
     /// The process-wide instance, started on first use. Its `close()` does nothing, so no
     /// feature can end everyone else's streams by accident.
@@ -35,7 +36,8 @@ public final class NetworkMonitor: Sendable {
         /// Bumped by every batch of kernel notifications when it arrives and in the update that
         /// publishes it: a probe result from a run begun before it is stale (`update(ifEpoch:)`).
         var epoch: UInt64 = 0
-        /// From `batchArrived` until the batch is published: deferred results wait for it.
+        /// From `batchArrived` until the batch is published: no probe result is taken meanwhile
+        /// (`isCurrent`), and deferred ones wait for it.
         var batchUnderWay = false
         /// The last published batch's route verdicts, when any question had no usable route,
         /// with the epoch its document was published at (`unroutableSinceBatch`).
@@ -105,7 +107,11 @@ public final class NetworkMonitor: Sendable {
             state.withLock {
                 $0.failure = nil
                 $0.routing = routing
-                if batch != nil { $0.epoch += 1 }  // also after a reconnection, which has no `batchArrived`
+                // Also after a reconnection, which has no `batchArrived`.
+                if batch != nil {
+                    $0.epoch += 1
+                    $0.batchUnderWay = true
+                }
             }
             defer {
                 // What the probes applied while the batch was judged, after its document: not
@@ -120,7 +126,19 @@ public final class NetworkMonitor: Sendable {
             // Route questions first, outside every lock: the last known addresses of every source
             // that probes (one document per change, see `RouteGate`).
             let (asked, perGate) = gateVerdicts(batch)
-            publish(path, judgedBy: perGate[...], edits: [], asked: asked, at: Date())
+            let now = Date()
+            // Each gate judges under its own lock alone; the batch's document takes every edit.
+            let edits = perGate.compactMap { gate, verdicts in gate.judge(verdicts, path, now) }
+            var published: UInt64?
+            update(bumpingEpoch: true) { status, epoch, _ in
+                status.path = path
+                for edit in edits { edit(&status) }
+                published = epoch
+            }
+            // Tagged with the epoch of its own document: a batch that arrives meanwhile bumps it.
+            state.withLock { state in
+                state.batchVerdicts = published.flatMap { asked.isEmpty ? nil : ($0, asked) }
+            }
             notifyNetworkChanged()
         case .batchArrived:
             // From now, not only when the batch is published: reading, deriving and judging it
@@ -132,7 +150,7 @@ public final class NetworkMonitor: Sendable {
             }
         case .networkChanged:
             state.withLock { $0.batchUnderWay = false }
-            update(bumpingEpoch: true) { _, _ in }
+            update(bumpingEpoch: true) { _, _, _ in }
             notifyNetworkChanged()
         case .unobservable(let cause, let attempts, let givenUp):
             state.withLock { state in
@@ -183,34 +201,6 @@ public final class NetworkMonitor: Sendable {
             }
             return batch
         }
-    }
-
-    /// Publishes a batch: each gate judges it holding its own lock, outside the monitor's; inside
-    /// the last one the batch's document is made with every gate's edit (see `RouteGate`).
-    private func publish(
-        _ path: NetworkPath, judgedBy verdicts: ArraySlice<(RouteGate, RouteVerdicts)>,
-        edits: [RouteGate.Edit], asked: RouteVerdicts, at now: Date
-    ) {
-        guard let (gate, unroutable) = verdicts.first else {
-            var published: UInt64?
-            update(bumpingEpoch: true) { status, epoch in
-                status.path = path
-                for edit in edits { edit(&status) }
-                published = epoch
-            }
-            // Tagged with the epoch of its own document: a batch that arrives meanwhile bumps it.
-            state.withLock { state in
-                state.batchVerdicts = published.flatMap { asked.isEmpty ? nil : ($0, asked) }
-            }
-            return
-        }
-        var published = false
-        gate.judge(unroutable, path, now) { edit in
-            published = true
-            publish(path, judgedBy: verdicts.dropFirst(), edits: edits + [edit], asked: asked, at: now)
-        }
-        // A gate that broke its promise does not hold the batch back.
-        if !published { publish(path, judgedBy: verdicts.dropFirst(), edits: edits, asked: asked, at: now) }
     }
 
     private func notifyNetworkChanged() {
@@ -289,10 +279,17 @@ public final class NetworkMonitor: Sendable {
     /// The current network epoch: a probe run records it when it begins.
     package var networkEpoch: UInt64 { state.withLock { $0.epoch } }
 
-    /// Merges a probe result begun at `epoch`, unless a batch of kernel notifications came since
-    /// (its route gate may already have judged what the result would overwrite; a fresh run is
-    /// under way). `change` runs only when applied. A source calls it holding its own lock, so
-    /// that the book it records into and the document agree (lock order: source → monitor).
+    /// Whether a result of a run begun at `epoch` is taken now: no batch of kernel notifications
+    /// came since (its route gate may have judged what the result would overwrite; a fresh run
+    /// follows it), and none is being judged. A source asks before it records a result in its
+    /// book, then updates the document with `update(ifEpoch:)`, which asks again: a batch arriving
+    /// in between leaves that book one result ahead of the document until the batch's fresh run.
+    package func isCurrent(_ epoch: UInt64) -> Bool {
+        state.withLock { $0.epoch == epoch && !$0.batchUnderWay }
+    }
+
+    /// Merges a probe result begun at `epoch` while it is current (`isCurrent`). `change` runs only
+    /// when applied.
     ///
     /// - Returns: whether the change was applied.
     ///
@@ -306,8 +303,8 @@ public final class NetworkMonitor: Sendable {
         ifEpoch epoch: UInt64, deferred: Bool = false, _ change: (inout ReachabilityStatus) -> Void
     ) -> Bool {
         var applied = false
-        update(bumpingEpoch: false, deferred: deferred) { status, currentEpoch in
-            guard currentEpoch == epoch else { return }
+        update(bumpingEpoch: false, deferred: deferred) { status, current, batchUnderWay in
+            guard current == epoch, !batchUnderWay else { return }
             applied = true
             change(&status)
         }
@@ -334,18 +331,20 @@ public final class NetworkMonitor: Sendable {
     /// when the document differs from the last apart from its bookkeeping. `change` runs under
     /// the monitor's lock: it edits values only, and takes no lock.
     package func update(_ change: (inout ReachabilityStatus) -> Void) {
-        update(bumpingEpoch: false) { status, _ in change(&status) }
+        update(bumpingEpoch: false) { status, _, _ in change(&status) }
     }
 
+    /// - Parameter change: told the epoch, and whether a batch is being judged.
     private func update(
-        bumpingEpoch: Bool, deferred: Bool = false, _ change: (inout ReachabilityStatus, _ epoch: UInt64) -> Void
+        bumpingEpoch: Bool, deferred: Bool = false,
+        _ change: (inout ReachabilityStatus, _ epoch: UInt64, _ batchUnderWay: Bool) -> Void
     ) {
         state.withLock { state in
             guard !state.isClosed else { return }
             if bumpingEpoch { state.epoch += 1 }
             // Taken, not copied: the deferred document is edited in place turn after turn.
             var next = state.deferred.take() ?? state.latest
-            change(&next, state.epoch)
+            change(&next, state.epoch, state.batchUnderWay)
             if deferred {
                 state.deferred = next
             } else {
