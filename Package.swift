@@ -157,7 +157,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ReachableTests",
-            dependencies: ["Reachable", "CMnl", "CThreads"],
+            dependencies: ["Reachable", "CMnl", "CThreads", "TestSupport"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -1,6 +1,7 @@
 import Foundation
 import Probes
 import Reachable
+import TestSupport
 import Testing
 
 /// `dns://` probes through the engine against real servers on loopback: dnsmasq with records of

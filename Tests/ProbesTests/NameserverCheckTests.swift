@@ -1,6 +1,7 @@
 import Foundation
 import Probes
 import Reachable
+import TestSupport
 import Testing
 
 /// The nameserver check (`--dns-check`) end to end in-process, against real servers on loopback:

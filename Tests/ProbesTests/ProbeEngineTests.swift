@@ -2,6 +2,7 @@ import Foundation
 import Probes
 import Reachable
 import Synchronization
+import TestSupport
 import Testing
 
 /// The engine against real servers on loopback, one per behaviour.

@@ -1,6 +1,7 @@
 import Foundation
 import Probes
 import Reachable
+import TestSupport
 import Testing
 
 /// The resolver against real DNS servers on loopback: dnsmasq for answers and NXDOMAIN, a socket that

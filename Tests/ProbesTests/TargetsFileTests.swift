@@ -1,6 +1,7 @@
 import Foundation
 import Probes
 import Reachable
+import TestSupport
 import Testing
 
 /// `--targets-file`: what a line may be, and every way a file is refused, with its line.

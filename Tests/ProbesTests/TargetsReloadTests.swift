@@ -2,6 +2,7 @@ import Foundation
 import Probes
 import Reachable
 import Synchronization
+import TestSupport
 import Testing
 
 /// `--targets-file` read again while running, in-process with a real monitor, the real engine and

@@ -1,3 +1,5 @@
+import Reachable
+
 /// The files the engine follows for others (a `--targets-file`; the resolver watches resolv.conf
 /// itself), as a driver of the engine loop: each watch's inotify descriptor is on the loop, and
 /// its listener runs when the file changed. Engine thread only.

@@ -1,5 +1,4 @@
 import Glibc
-package import Reachable
 
 /// Notices when one file changes (`/etc/resolv.conf`, a `--targets-file`, the web config and
 /// the files it names): written in place, replaced by a rename (what resolvconf and

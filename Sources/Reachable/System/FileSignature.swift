@@ -1,4 +1,3 @@
-import CProbeLibraries  // timespec (st_mtim) is imported through c-ares' headers
 import Glibc
 
 /// Identity and version of a file without reading it: device, inode, size and modification time.

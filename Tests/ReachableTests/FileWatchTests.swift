@@ -1,7 +1,8 @@
 import Foundation
+import TestSupport
 import Testing
 
-@testable import Probes
+@testable import Reachable
 
 /// `FileWatch` with real inotify in a temporary directory: every way a file is changed counts —
 /// a symlink swapped anywhere along the path above all — and what leaves it as it was does not.

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import Probes
+@testable import Reachable
 
 /// Which directory entries a path goes through, over a made-up tree: each component, every
 /// symlink followed (relative, absolute, through `..`), and where it stops.
