@@ -21,12 +21,6 @@ public enum TCPProbe: CurlProbeKind {
         url.authority.map { "http://\($0)/" }
     }
 
-    public static func probe(
-        _ job: ProbeJob, on engine: ProbeEngine, completion: @escaping @Sendable (ProbeOutcome) -> Void
-    ) -> Bool {
-        let url = requestURL(of: job.url)
-        return engine.probe(with: CurlTransfers.self, completion: completion) {
-            $0.start(job, url: url, connectOnly: true, completion: completion)
-        }
-    }
+    /// The handshake is the probe: nothing is sent.
+    public static var connectsOnly: Bool { true }
 }

@@ -29,15 +29,8 @@ public enum WebProbe: CurlProbeKind {
         url.authority.map { "\(url.scheme.rawValue)://\($0)\(url.path)" }
     }
 
+    public static var connectsOnly: Bool { false }
+
     /// The application beside reachd reaches the web through its proxy: so does the check.
     public static var takesProxy: Bool { true }
-
-    public static func probe(
-        _ job: ProbeJob, on engine: ProbeEngine, completion: @escaping @Sendable (ProbeOutcome) -> Void
-    ) -> Bool {
-        let url = requestURL(of: job.url)
-        return engine.probe(with: CurlTransfers.self, completion: completion) {
-            $0.start(job, url: url, connectOnly: false, completion: completion)
-        }
-    }
 }
