@@ -23,9 +23,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        // `/metrics`: the registry and the text format only (swift-atomics, CoreMetrics; no SwiftNIO,
-        // no Foundation).
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // The probe engine's timers: a heap (10,000 targets' timers are not scanned per wake-up).
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
@@ -96,7 +93,6 @@ let package = Package(
                 "CZlib",
                 "Reachable",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             // The page at `/` as ordinary files, compiled in as bytes (no bundle to find at run time).

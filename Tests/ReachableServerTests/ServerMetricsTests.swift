@@ -520,6 +520,50 @@ struct ServerMetricsTests {
         #expect(status == 0 && said.isEmpty, "promtool check metrics: \(said)")
     }
 
+    /// Nothing is sorted per scrape, so the order is the writing's own: each family once, its HELP
+    /// and TYPE first and its series in one piece, a target's in the document's order; a scrape
+    /// of the same values is the same text.
+    @Test func everyFamilyIsWrittenOnceInOnePieceInTheDocumentsOrder() {
+        let metrics = ServerMetrics(version: "1.2.3")
+        metrics.recordWebConfigReload(successful: true)
+        let zebra = TargetStatus(name: "zebra", url: "tcp://zebra.test:1", since: Self.since)
+        let alpha = TargetStatus(name: "alpha", url: "tcp://alpha.test:1", since: Self.since)
+        metrics.update(Self.document(targets: [zebra, Self.degradedWeb, alpha]))
+        metrics.recordQuality(
+            target: "web", family: .ipv6, roundTrips: [.milliseconds(3)], echoesSent: 2, echoesAnswered: 1,
+            pathMTU: 1280)
+        let text = metrics.render(sseClients: 0)
+        #expect(text == metrics.render(sseClients: 0))
+
+        var finished: Set<String> = []
+        var current = ""
+        var targets: [String] = []
+        for line in String(decoding: text, as: UTF8.self).split(separator: "\n") {
+            let family: String
+            if line.hasPrefix("# ") {
+                family = String(line.split(separator: " ")[2])
+                #expect(line.hasPrefix("# HELP") == (family != current), "\(line)")
+            } else {
+                let name = String(line.prefix { $0 != "{" && $0 != " " })
+                family = ["_bucket", "_sum", "_count"].reduce(name) { name, suffix in
+                    name.hasSuffix(suffix) && !name.hasSuffix("_total")
+                        && current == String(name.dropLast(suffix.count))
+                        ? String(name.dropLast(suffix.count)) : name
+                }
+                #expect(family == current, "\(line) is outside its family's piece")
+                if family == "reachd_target_up", let target = line.split(separator: "\"").dropFirst().first {
+                    targets.append(String(target))
+                }
+            }
+            if family != current {
+                #expect(!finished.contains(family), "\(family) is written twice")
+                finished.insert(current)
+                current = family
+            }
+        }
+        #expect(targets == ["zebra", "web", "alpha"])
+    }
+
     /// Runs `promtool check metrics` on `text`: its exit status and what it printed.
     private static func promtoolCheckMetrics(_ text: [UInt8]) throws -> (Int32, String) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("promtool-\(UUID().uuidString)")

@@ -1,43 +1,54 @@
 import FoundationEssentials
-import Prometheus
+import Synchronization
 
 /// Which reachd runs and what configuration it applied: `reachd_build_info`, the last reading of
 /// the configuration (the command line at start, `--targets-file` on a reload) and of
 /// `--web-config-file` — what an alert on a refused reload reads.
 final class ConfigurationMetrics: Sendable {
-    private let registry: PrometheusCollectorRegistry
-    private let reloadSuccessful: Gauge
-    private let reloadSuccessTime: Gauge
+    private struct Readings {
+        var reloadSuccessful = true
+        var lastSuccess: Date
+        /// `nil` until `--web-config-file` is first read: without a web config the series does
+        /// not exist.
+        var webConfigSuccessful: Bool?
+    }
+
+    private let version: String
+    private let readings: Mutex<Readings>
 
     /// - Parameters:
     ///   - version: reachd's version, a label of `reachd_build_info`.
     ///   - configured: when the configuration was read (at start, the targets with it).
-    init(registry: PrometheusCollectorRegistry, version: String, configured: Date) {
-        self.registry = registry
-        registry.makeGauge(
-            descriptor: .reachd("build_info", help: Help.buildInfo),
-            labels: [("version", version), ("libmicrohttpd", MicroHTTPDVersion.libmicrohttpd)]
-        ).set(to: 1)
-        reloadSuccessful = registry.makeGauge(
-            descriptor: .reachd("config_last_reload_successful", help: Help.reloadSuccessful), labels: [])
-        reloadSuccessTime = registry.makeGauge(
-            descriptor: .reachd("config_last_reload_success_timestamp_seconds", help: Help.reloadSuccessTime),
-            labels: [])
-        reloadSuccessful.set(to: 1)
-        reloadSuccessTime.set(to: configured.timeIntervalSince1970)
+    init(version: String, configured: Date) {
+        self.version = version
+        readings = Mutex(Readings(lastSuccess: configured))
     }
 
     /// A reading of the configuration: whether it was applied, and when.
     func recordReload(successful: Bool, at time: Date) {
-        reloadSuccessful.set(to: successful ? 1 : 0)
-        if successful { reloadSuccessTime.set(to: time.timeIntervalSince1970) }
+        readings.withLock { readings in
+            readings.reloadSuccessful = successful
+            if successful { readings.lastSuccess = time }
+        }
     }
 
-    /// A reading of `--web-config-file`. Its series is made on the first call: without a web
-    /// config it does not exist.
+    /// A reading of `--web-config-file`.
     func recordWebConfigReload(successful: Bool) {
-        registry.makeGauge(descriptor: .reachd("web_config_last_reload_successful", help: Help.webConfigReload))
-            .set(to: successful ? 1 : 0)
+        readings.withLock { $0.webConfigSuccessful = successful }
+    }
+
+    func write(into out: inout ExpositionWriter) {
+        let readings = readings.withLock { $0 }
+        out.family("build_info", .gauge, Help.buildInfo)
+        out.gauge("build_info", ("version", version), ("libmicrohttpd", MicroHTTPDVersion.libmicrohttpd), value: 1)
+        out.family("config_last_reload_successful", .gauge, Help.reloadSuccessful)
+        out.flag("config_last_reload_successful", holds: readings.reloadSuccessful)
+        out.family("config_last_reload_success_timestamp_seconds", .gauge, Help.reloadSuccessTime)
+        out.gauge("config_last_reload_success_timestamp_seconds", value: readings.lastSuccess.timeIntervalSince1970)
+        if let successful = readings.webConfigSuccessful {
+            out.family("web_config_last_reload_successful", .gauge, Help.webConfigReload)
+            out.flag("web_config_last_reload_successful", holds: successful)
+        }
     }
 }
 

@@ -1,92 +1,58 @@
 import FoundationEssentials
-import Prometheus
 import Reachable
-import Synchronization
 
 /// The series of the status document whose labels are known at start — the route state, the
 /// families, the transports, connectivity and DNS, one series per value, 1 on the current one —
-/// and how many documents there have been. Set with each document, never per scrape.
-final class DocumentMetrics: Sendable {
-    private let states: [NetworkPath.State: Gauge]
-    private let families: (ipv4: Gauge, ipv6: Gauge)
-    private let transports: [Transport: Gauge]
-    private let dataMetered: Gauge
-    private let statusUpdates: Counter
-    private let lastChange: Gauge
-    private let connectivity: [ConnectivityStatus.State: Gauge]
-    private let connectivityFamilies: [AddressFamily: [ConnectivityStatus.State: Gauge]]
-    private let dns: [DNSStatus.State: Gauge]
-    /// One series per cause layer and `none` (for `cause: null`), so an alert can say why.
-    private let causes: [Cause.Layer?: Gauge]
-    /// The sequence of the last document, so `statusUpdates` counts the ones skipped too.
-    private let lastSequence = Mutex<UInt64>(0)
-
-    init(registry: PrometheusCollectorRegistry) {
-        func gauge(_ name: String, _ help: String, _ labels: [(String, String)] = []) -> Gauge {
-            registry.makeGauge(descriptor: .reachd(name, help: help), labels: labels)
+/// and how many documents there have been. Written from the document `ServerMetrics` applied
+/// last; before the first, every one reads 0.
+enum DocumentMetrics {
+    static func write(_ status: ReachabilityStatus?, into out: inout ExpositionWriter) {
+        let path = status?.path
+        out.family("state", .gauge, Help.state)
+        for state in [NetworkPath.State.unknown, .reachable, .unreachable] {
+            out.flag("state", ("state", state.rawValue), holds: state == path?.state)
         }
-        states = Dictionary(
-            uniqueKeysWithValues: [NetworkPath.State.unknown, .reachable, .unreachable].map {
-                ($0, gauge("state", Help.state, [("state", $0.rawValue)]))
-            })
-        families = (
-            gauge("family_reachable", Help.family, [("family", "ipv4")]),
-            gauge("family_reachable", Help.family, [("family", "ipv6")])
-        )
-        transports = Dictionary(
-            uniqueKeysWithValues: Transport.allCases.map {
-                ($0, gauge("transport_active", Help.transport, [("transport", $0.rawValue)]))
-            })
-        dataMetered = gauge("data_metered", Help.dataMetered)
-        statusUpdates = registry.makeCounter(
-            descriptor: .reachd("status_updates_total", help: Help.statusUpdates), labels: [])
-        lastChange = gauge("last_change_timestamp_seconds", Help.lastChange)
-        connectivity = Dictionary(
-            uniqueKeysWithValues: ConnectivityStatus.State.allCases.map {
-                ($0, gauge("connectivity_state", Help.connectivity, [("state", $0.rawValue)]))
-            })
-        connectivityFamilies = Dictionary(
-            uniqueKeysWithValues: AddressFamily.allCases.map { family in
-                let states = ConnectivityStatus.State.allCases.map { state in
-                    let labels = [("family", family.rawValue), ("state", state.rawValue)]
-                    return (state, gauge("connectivity_family_state", Help.connectivityFamily, labels))
-                }
-                return (family, Dictionary(uniqueKeysWithValues: states))
-            })
-        dns = Dictionary(
-            uniqueKeysWithValues: DNSStatus.State.allCases.map {
-                ($0, gauge("dns_state", Help.dns, [("state", $0.rawValue)]))
-            })
-        causes = Dictionary(
-            uniqueKeysWithValues: ([nil] + Cause.Layer.allCases).map { (layer: Cause.Layer?) in
-                (layer, gauge("cause", Help.cause, [("layer", layer?.rawValue ?? "none")]))
-            })
-    }
+        out.family("family_reachable", .gauge, Help.family)
+        out.flag("family_reachable", ("family", "ipv4"), holds: path?.ipv4 == true)
+        out.flag("family_reachable", ("family", "ipv6"), holds: path?.ipv6 == true)
+        out.family("transport_active", .gauge, Help.transport)
+        for transport in Transport.allCases {
+            out.flag(
+                "transport_active", ("transport", transport.rawValue),
+                holds: path?.transport.contains(transport) == true)
+        }
+        out.family("data_metered", .gauge, Help.dataMetered)
+        out.flag("data_metered", holds: path?.isDataMetered == true)
+        // The sequence counts every change, so a document never applied still counts.
+        out.family("status_updates_total", .counter, Help.statusUpdates)
+        out.counter("status_updates_total", count: status?.sequence ?? 0)
+        out.family("last_change_timestamp_seconds", .gauge, Help.lastChange)
+        out.gauge("last_change_timestamp_seconds", value: status?.changedAt.timeIntervalSince1970 ?? 0)
 
-    /// Sets every series from `status`: call with each new document, in order.
-    func update(_ status: ReachabilityStatus) {
-        let path = status.path
-        for (state, gauge) in states { gauge.set(to: state == path.state ? 1 : 0) }
-        families.ipv4.set(to: path.ipv4 ? 1 : 0)
-        families.ipv6.set(to: path.ipv6 ? 1 : 0)
-        for (transport, gauge) in transports { gauge.set(to: path.transport.contains(transport) ? 1 : 0) }
-        dataMetered.set(to: path.isDataMetered ? 1 : 0)
-        lastChange.set(to: status.changedAt.timeIntervalSince1970)
-        for (state, gauge) in connectivity { gauge.set(to: state == status.connectivity.state ? 1 : 0) }
-        for (family, states) in connectivityFamilies {
+        let connectivity = status?.connectivity
+        out.family("connectivity_state", .gauge, Help.connectivity)
+        for state in ConnectivityStatus.State.allCases {
+            out.flag("connectivity_state", ("state", state.rawValue), holds: state == connectivity?.state)
+        }
+        out.family("connectivity_family_state", .gauge, Help.connectivityFamily)
+        for family in AddressFamily.allCases {
             // A family without addresses has no state: every series of it reads 0.
-            let current = status.connectivity.seriesState(of: family)
-            for (state, gauge) in states { gauge.set(to: state == current ? 1 : 0) }
-        }
-        for (state, gauge) in dns { gauge.set(to: state == status.dns.state ? 1 : 0) }
-        for (layer, gauge) in causes { gauge.set(to: layer == status.cause?.layer ? 1 : 0) }
-
-        lastSequence.withLock { last in
-            // The sequence counts every change, so a skipped document still counts.
-            if status.sequence > last {
-                statusUpdates.increment(by: Int64(status.sequence - last))
+            let current = connectivity?.seriesState(of: family)
+            for state in ConnectivityStatus.State.allCases {
+                out.flag(
+                    "connectivity_family_state", ("family", family.rawValue), ("state", state.rawValue),
+                    holds: state == current)
             }
-            last = max(last, status.sequence)
+        }
+        out.family("dns_state", .gauge, Help.dns)
+        for state in DNSStatus.State.allCases {
+            out.flag("dns_state", ("state", state.rawValue), holds: state == status?.dns.state)
+        }
+        // One series per cause layer and `none` (for `cause: null`), so an alert can say why.
+        out.family("cause", .gauge, Help.cause)
+        out.flag("cause", ("layer", "none"), holds: status != nil && status?.cause == nil)
+        for layer in Cause.Layer.allCases {
+            out.flag("cause", ("layer", layer.rawValue), holds: layer == status?.cause?.layer)
         }
     }
 }

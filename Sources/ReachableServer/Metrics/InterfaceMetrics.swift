@@ -1,106 +1,33 @@
-import Prometheus
 import Reachable
-import Synchronization
 
 /// The series of each interface in the document (`reachd_interface_up`, `reachd_interface_info`,
 /// labelled by device; `reachd_interface_connectivity_state` by device and family while the
-/// interface is an uplink of the family under `--per-uplink`): made when an interface appears,
-/// replaced when its labels change, removed when it is gone — a node's interfaces come and go.
-final class InterfaceMetrics: Sendable {
-    private struct Series {
-        var up: Gauge
-        var info: Gauge
-        var transport: String
-        var kind: String
-    }
-
-    private let registry: PrometheusCollectorRegistry
-    private let byName = Mutex(KeyedSeries<Series>())
-    /// One gauge per state, 1 on the current one, per device and family.
-    private let uplinkStates = Mutex(KeyedSeries<[ConnectivityStatus.State: Gauge]>())
-
-    init(registry: PrometheusCollectorRegistry) {
-        self.registry = registry
-    }
-
-    /// Sets the series of `interfaces` (the document's), and removes those of interfaces not in it.
-    func update(_ interfaces: [InterfaceStatus]) {
-        byName.withLock { known in
-            known.update(
-                interfaces, key: \.name,
-                make: { interface in
-                    let transport = interface.transport.rawValue
-                    let kind = interface.kind ?? ""
-                    return Series(
-                        up: registry.makeGauge(
-                            descriptor: .reachd("interface_up", help: Help.interfaceUp),
-                            labels: [("device", interface.name)]),
-                        info: makeInfo(interface.name, transport: transport, kind: kind),
-                        transport: transport, kind: kind)
-                },
-                update: { series, interface in
-                    let transport = interface.transport.rawValue
-                    let kind = interface.kind ?? ""
-                    if series.transport != transport || series.kind != kind {
-                        // Another series (its labels changed): the old one must not linger at 1.
-                        registry.unregisterGauge(series.info)
-                        series.info = makeInfo(interface.name, transport: transport, kind: kind)
-                        series.transport = transport
-                        series.kind = kind
-                    }
-                    series.up.set(to: interface.operState == "up" ? 1 : 0)
-                },
-                remove: { series in
-                    registry.unregisterGauge(series.up)
-                    registry.unregisterGauge(series.info)
-                })
+/// interface is an uplink of the family under `--per-uplink`). Written from the document applied
+/// last, so an interface's series come and go with it, and an `info` whose labels changed is
+/// the new one alone.
+enum InterfaceMetrics {
+    static func write(_ interfaces: [InterfaceStatus], into out: inout ExpositionWriter) {
+        out.family("interface_up", .gauge, Help.interfaceUp)
+        for interface in interfaces {
+            out.flag("interface_up", ("device", interface.name), holds: interface.operState == "up")
         }
-        updateUplinks(interfaces)
-    }
-
-    /// `reachd_interface_connectivity_state{device,family,state}` for each family an interface's
-    /// own check shows.
-    private func updateUplinks(_ interfaces: [InterfaceStatus]) {
-        let checked = interfaces.flatMap { interface in
-            AddressFamily.allCases.compactMap { family in
-                interface.connectivity?.seriesState(of: family).map {
-                    (device: interface.name, family: family, state: $0)
+        out.family("interface_info", .gauge, Help.interfaceInfo)
+        for interface in interfaces {
+            out.gauge(
+                "interface_info", ("device", interface.name), ("transport", interface.transport.rawValue),
+                ("kind", interface.kind ?? ""), value: 1)
+        }
+        out.family("interface_connectivity_state", .gauge, Help.uplinkState)
+        for interface in interfaces {
+            for family in AddressFamily.allCases {
+                guard let current = interface.connectivity?.seriesState(of: family) else { continue }
+                for state in ConnectivityStatus.State.allCases {
+                    out.flag(
+                        "interface_connectivity_state", ("device", interface.name), ("family", family.rawValue),
+                        ("state", state.rawValue), holds: state == current)
                 }
             }
         }
-        uplinkStates.withLock { known in
-            known.update(
-                checked, key: { "\($0.device) \($0.family.rawValue)" },
-                make: { checked in
-                    Dictionary(
-                        uniqueKeysWithValues: ConnectivityStatus.State.allCases.map { state in
-                            let labels = [
-                                ("device", checked.device), ("family", checked.family.rawValue),
-                                ("state", state.rawValue),
-                            ]
-                            return (
-                                state,
-                                registry.makeGauge(
-                                    descriptor: .reachd("interface_connectivity_state", help: Help.uplinkState),
-                                    labels: labels)
-                            )
-                        })
-                },
-                update: { gauges, checked in
-                    for (state, gauge) in gauges { gauge.set(to: state == checked.state ? 1 : 0) }
-                },
-                remove: { gauges in
-                    for gauge in gauges.values { registry.unregisterGauge(gauge) }
-                })
-        }
-    }
-
-    private func makeInfo(_ device: String, transport: String, kind: String) -> Gauge {
-        let info = registry.makeGauge(
-            descriptor: .reachd("interface_info", help: Help.interfaceInfo),
-            labels: [("device", device), ("transport", transport), ("kind", kind)])
-        info.set(to: 1)
-        return info
     }
 }
 

@@ -13,8 +13,7 @@ struct KeyedSeries<Series> {
     /// Updates the series of each of `items` (made with `make` when new; a key listed twice is
     /// taken once), then removes the series of every key `items` does not list.
     mutating func update<Item>(
-        _ items: [Item], key: (Item) -> String, make: (Item) -> Series, update: (inout Series, Item) -> Void,
-        remove: (Series) -> Void
+        _ items: [Item], key: (Item) -> String, make: (Item) -> Series, update: (inout Series, Item) -> Void
     ) {
         var listed = [Bool](repeating: false, count: series.count)
         // Room for every item at once: grown by appending, the arrays doubled to up to twice the
@@ -40,9 +39,7 @@ struct KeyedSeries<Series> {
         // Some are gone: the rest keep their order, at their new places.
         var kept: [Int] = []
         kept.reserveCapacity(series.count)
-        for place in series.indices {
-            if listed[place] { kept.append(place) } else { remove(series[place]) }
-        }
+        for place in series.indices where listed[place] { kept.append(place) }
         keys = kept.map { keys[$0] }
         series = kept.map { series[$0] }
         places = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, $0) })
@@ -59,12 +56,6 @@ struct KeyedSeries<Series> {
     ) -> Result {
         let place = places[key] ?? append(key, make(key))
         return body(&series[place])
-    }
-
-    /// The series of `key`, made with `make` when there is none yet: a probe or a query may name
-    /// a target or a nameserver before a document does.
-    mutating func series(_ key: String, make: (String) -> Series) -> Series {
-        series[places[key] ?? append(key, make(key))]
     }
 
     /// Adds a key's series at the end; returns its place.

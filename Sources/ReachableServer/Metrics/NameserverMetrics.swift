@@ -1,4 +1,3 @@
-import Prometheus
 import Reachable
 import Synchronization
 
@@ -7,51 +6,45 @@ import Synchronization
 /// document or query that names the server; removed when resolv.conf no longer lists it.
 final class NameserverMetrics: Sendable {
     /// Bucket bounds of the nameserver queries: 1 ms (a server beside us) to 5 s (the query
-    /// timeout is 2 s by default).
+    /// timeout is 2 s by default); as many as `QueryDurationCounts` holds.
     static let buckets: [Duration] = [
         .milliseconds(1), .microseconds(2500), .milliseconds(5), .milliseconds(10), .milliseconds(25),
         .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
         .milliseconds(2500), .seconds(5),
     ]
+    private static let bounds = buckets.map(\.inSeconds)
+    private typealias QueryDurationCounts = DurationCounts<12>
 
-    private struct Series {
-        var up: Gauge
-        var duration: DurationHistogram
-    }
+    private let byAddress = Mutex(KeyedSeries<QueryDurationCounts>())
 
-    private let registry: PrometheusCollectorRegistry
-    private let byAddress = Mutex(KeyedSeries<Series>())
+    init() {}
 
-    init(registry: PrometheusCollectorRegistry) {
-        self.registry = registry
-    }
-
-    /// Sets the series of `servers` (the document's), and removes those of servers not in it.
+    /// Keeps the series of `servers` (the document's), and removes those of servers not in it.
     func update(_ servers: [NameserverStatus]) {
         byAddress.withLock { known in
-            known.update(
-                servers, key: \.address, make: { makeSeries($0.address) },
-                update: { series, server in series.up.set(to: server.state == .answering ? 1 : 0) },
-                // resolv.conf changed: a server it no longer lists is no longer asked.
-                remove: { series in
-                    registry.unregisterGauge(series.up)
-                    registry.unregisterDurationHistogram(series.duration)
-                })
+            known.update(servers, key: \.address, make: { _ in QueryDurationCounts() }, update: { _, _ in })
         }
     }
 
-    /// One finished query to `server`, answered or not. Recorded outside the lock.
+    /// One finished query to `server`, answered or not.
     func recordQuery(server: String, duration: Duration) {
-        byAddress.withLock { $0.series(server, make: makeSeries) }.duration.record(duration)
+        byAddress.withLock { known in
+            known.modify(server, make: { _ in QueryDurationCounts() }) { $0.record(duration, bounds: Self.buckets) }
+        }
     }
 
-    private func makeSeries(_ address: String) -> Series {
-        Series(
-            up: registry.makeGauge(
-                descriptor: .reachd("dns_server_up", help: Help.dnsServerUp), labels: [("server", address)]),
-            duration: registry.makeDurationHistogram(
-                descriptor: .reachd("dns_query_duration_seconds", help: Help.dnsQueryDuration),
-                labels: [("server", address)], buckets: Self.buckets))
+    /// Every server's series; `servers` are the document's (a server it does not list reads 0).
+    func write(_ servers: [NameserverStatus], into out: inout ExpositionWriter) {
+        let known = byAddress.withLock { $0.all }
+        out.family("dns_server_up", .gauge, Help.dnsServerUp)
+        for (address, _) in known {
+            let answering = servers.contains { $0.address == address && $0.state == .answering }
+            out.flag("dns_server_up", ("server", address), holds: answering)
+        }
+        out.family("dns_query_duration_seconds", .histogram, Help.dnsQueryDuration)
+        for (address, counts) in known {
+            out.histogram("dns_query_duration_seconds", ("server", address), counts: counts, bounds: Self.bounds)
+        }
     }
 }
 

@@ -1,34 +1,40 @@
-import Prometheus
 import Reachable
 import Synchronization
 
 /// What the netlink source read from the kernel (messages, malformed ones, resyncs after lost
 /// notifications), as counters: the source keeps running totals, these add what is new since
-/// the last reading.
+/// the last reading (never less: a counter only grows).
 final class NetlinkMetrics: Sendable {
-    private let messages: Counter
-    private let malformed: Counter
-    private let resyncs: Counter
-    /// The totals of the last reading.
-    private let last = Mutex(SourceStatistics())
-
-    init(registry: PrometheusCollectorRegistry) {
-        func counter(_ name: String, _ help: String) -> Counter {
-            registry.makeCounter(descriptor: .reachd(name, help: help), labels: [])
-        }
-        messages = counter("netlink_messages_total", Help.netlinkMessages)
-        malformed = counter("netlink_malformed_messages_total", Help.netlinkMalformed)
-        resyncs = counter("netlink_resyncs_total", Help.netlinkResyncs)
+    private struct Counts {
+        var messages = 0
+        var malformed = 0
+        var resyncs = 0
+        /// The totals of the last reading.
+        var last = SourceStatistics()
     }
+
+    private let counts = Mutex(Counts())
+
+    init() {}
 
     /// Adds what the source did since the last call.
     func record(_ statistics: SourceStatistics) {
-        last.withLock { last in
-            messages.increment(by: Int64(max(0, statistics.messages - last.messages)))
-            malformed.increment(by: Int64(max(0, statistics.malformedMessages - last.malformedMessages)))
-            resyncs.increment(by: Int64(max(0, statistics.resyncs - last.resyncs)))
-            last = statistics
+        counts.withLock { counts in
+            counts.messages += max(0, statistics.messages - counts.last.messages)
+            counts.malformed += max(0, statistics.malformedMessages - counts.last.malformedMessages)
+            counts.resyncs += max(0, statistics.resyncs - counts.last.resyncs)
+            counts.last = statistics
         }
+    }
+
+    func write(into out: inout ExpositionWriter) {
+        let counts = counts.withLock { $0 }
+        out.family("netlink_messages_total", .counter, Help.netlinkMessages)
+        out.counter("netlink_messages_total", count: counts.messages)
+        out.family("netlink_malformed_messages_total", .counter, Help.netlinkMalformed)
+        out.counter("netlink_malformed_messages_total", count: counts.malformed)
+        out.family("netlink_resyncs_total", .counter, Help.netlinkResyncs)
+        out.counter("netlink_resyncs_total", count: counts.resyncs)
     }
 }
 

@@ -1,50 +1,38 @@
 public import FoundationEssentials
-import Prometheus
 public import Reachable
 import Synchronization
 
-/// Everything `/metrics` shows, in Prometheus' text format (0.0.4), kept in swift-prometheus
-/// registries (one, and one per target: `TargetMetrics`): the one entry point that makes every
-/// series and is told what changed.
+/// Everything `/metrics` shows, in Prometheus' text format (0.0.4): the one entry point that is
+/// told what changed and writes every series, in one fixed order (`ExpositionWriter`).
 ///
-/// Values that come from the status document are set when the document changes (`update`), and
-/// the netlink counters when a batch or the document changes (`recordSource`) — not per scrape:
-/// a scrape costs one rendering and waits for nothing but the registry's own short lock, unless
-/// it comes between a document's install and its `update` (then it applies that document itself:
-/// `/metrics` is never older than `/status`, see `response`). Every series whose labels are known at
-/// start, at 0 (a target's series with the first document that lists it: every failure reason
-/// among them); the series of an interface, a target family or a nameserver that is gone are
-/// removed. Each kind of series is kept by a part of its own (`DocumentMetrics`,
+/// The document `update` applied last is kept (a reference, not a copy); the series that come from
+/// it alone are written from it per scrape, and what lasts across documents (a target's
+/// transitions, the probes' and queries' histograms) is counted as things happen. A scrape that
+/// comes between a document's install and its `update` applies that document itself: `/metrics` is
+/// never older than `/status` (see `response`). Every series whose labels are known at start
+/// reads 0 until set (a target's with the first document that lists it: every failure reason among
+/// them); the series of an interface, a target family or a nameserver that is gone are not
+/// written. Each kind of series is kept by a part of its own (`DocumentMetrics`,
 /// `InterfaceMetrics`, `TargetMetrics`, `NameserverMetrics`, `NetlinkMetrics`, `ServingMetrics`,
 /// `ConfigurationMetrics`).
 public final class ServerMetrics: Sendable {
     /// The content type of the text format, as Prometheus asks for it.
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"
 
-    /// The registry the text is rendered from.
-    private let registry = PrometheusCollectorRegistry()
     private let configuration: ConfigurationMetrics
-    private let document: DocumentMetrics
-    private let interfaces: InterfaceMetrics
-    private let targets: TargetMetrics
-    private let nameservers: NameserverMetrics
-    private let netlink: NetlinkMetrics
-    private let serving: ServingMetrics
-    /// The sequence of the document the series were last set from (`nil`: none yet), held while
-    /// one is applied: two documents are never applied at once, nor an older after a newer.
-    private let appliedSequence = Mutex<UInt64?>(nil)
+    private let targets = TargetMetrics()
+    private let nameservers = NameserverMetrics()
+    private let netlink = NetlinkMetrics()
+    private let serving = ServingMetrics()
+    /// The document the series were last set from (`nil`: none yet), held while one is applied:
+    /// two documents are never applied at once, nor an older after a newer.
+    private let applied = Mutex<ReachabilityStatus?>(nil)
 
     /// - Parameters:
     ///   - version: reachd's version, a label of `reachd_build_info`.
     ///   - configured: when the configuration was read (at start, the targets with it).
     public init(version: String = "unknown", configured: Date = Date()) {
-        configuration = ConfigurationMetrics(registry: registry, version: version, configured: configured)
-        document = DocumentMetrics(registry: registry)
-        interfaces = InterfaceMetrics(registry: registry)
-        targets = TargetMetrics()
-        nameservers = NameserverMetrics(registry: registry)
-        netlink = NetlinkMetrics(registry: registry)
-        serving = ServingMetrics(registry: registry)
+        configuration = ConfigurationMetrics(version: version, configured: configured)
     }
 
     // MARK: The document
@@ -52,13 +40,11 @@ public final class ServerMetrics: Sendable {
     /// Sets every value that comes from the document: call with each new one. A document no newer
     /// than the one applied last changes nothing (a scrape may have applied it already).
     func update(_ status: ReachabilityStatus) {
-        appliedSequence.withLock { applied in
-            if let applied, status.sequence <= applied { return }
-            document.update(status)
-            interfaces.update(status.path.interfaces)
+        applied.withLock { applied in
+            if let applied, status.sequence <= applied.sequence { return }
             targets.update(status.targets)
             nameservers.update(status.dns.servers)
-            applied = status.sequence
+            applied = status
         }
     }
 
@@ -129,15 +115,20 @@ public final class ServerMetrics: Sendable {
 
     // MARK: Rendering
 
-    /// The text format of every series, families by name and series by labels (`ExpositionOrder`);
+    /// The text format of every series: the configuration's, the document's, the interfaces',
+    /// the nameservers', the targets', the netlink source's and the server's own, in that order;
     /// `sseClients` is the number of open streams right now.
-    func render(sseClients clients: Int) -> [UInt8] {
-        serving.setStreamsOpen(clients)
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(8192)
-        registry.emit(into: &buffer)
-        targets.emit(into: &buffer)
-        return ExpositionOrder.ordered(buffer)
+    func render(sseClients: Int) -> [UInt8] {
+        let status = applied.withLock { $0 }
+        var out = ExpositionWriter(capacity: 8192)
+        configuration.write(into: &out)
+        DocumentMetrics.write(status, into: &out)
+        InterfaceMetrics.write(status?.path.interfaces ?? [], into: &out)
+        nameservers.write(status?.dns.servers ?? [], into: &out)
+        targets.write(into: &out)
+        netlink.write(into: &out)
+        serving.write(sseClients: sseClients, into: &out)
+        return out.bytes
     }
 
     /// The response to `GET /metrics`, at least as new as `current` — the document `/status`

@@ -1,4 +1,4 @@
-import Prometheus
+import Synchronization
 
 /// What the server itself did: requests answered by route and status code, `/events` streams
 /// open and the events handed to them, the changes `/changes` holds. Every request is counted
@@ -13,53 +13,66 @@ final class ServingMetrics: Sendable {
         var code: Int
     }
 
-    private let registry: PrometheusCollectorRegistry
-    private let requests: [RequestKey: Counter]
-    private let sseClients: Gauge
-    private let sseEventsSent: Counter
-    private let changesKept: Gauge
-
-    init(registry: PrometheusCollectorRegistry) {
-        self.registry = registry
-        changesKept = registry.makeGauge(descriptor: .reachd("changes_kept", help: Help.changesKept), labels: [])
-        sseClients = registry.makeGauge(descriptor: .reachd("sse_clients", help: Help.sseClients), labels: [])
-        sseEventsSent = registry.makeCounter(
-            descriptor: .reachd("sse_events_sent_total", help: Help.sseEventsSent), labels: [])
-        var requests: [RequestKey: Counter] = [:]
-        for (route, codes) in RouteLabel.codes {
-            for code in codes {
-                requests[RequestKey(route: route, code: code)] = registry.makeCounter(
-                    descriptor: .reachd("http_requests_total", help: Help.requests),
-                    labels: [("route", route.rawValue), ("code", String(code))])
-            }
-        }
-        self.requests = requests
+    /// One counter, shared by reference from the table made at start.
+    private final class Count: Sendable {
+        let value = Atomic<Int>(0)
     }
 
-    /// One answered request; a code no route was expected to answer gets its series now.
+    /// The series made at start, in the order they are written (`RouteLabel.codes`).
+    private let expected: [(key: RequestKey, count: Count)]
+    private let byKey: [RequestKey: Count]
+    /// Codes no route was expected to answer, in the order they first came.
+    private let unexpected = Mutex<[(key: RequestKey, count: Int)]>([])
+    private let eventsSent = Atomic<Int>(0)
+    private let changesKept = Atomic<Int>(0)
+
+    init() {
+        expected = RouteLabel.codes.flatMap { route, codes in
+            codes.map { (RequestKey(route: route, code: $0), Count()) }
+        }
+        byKey = Dictionary(uniqueKeysWithValues: expected.map { ($0.key, $0.count) })
+    }
+
+    /// One answered request.
     func countRequest(_ label: RouteLabel, status: Int) {
         let key = RequestKey(route: label, code: status)
-        let counter =
-            requests[key]
-            ?? registry.makeCounter(
-                descriptor: .reachd("http_requests_total", help: Help.requests),
-                labels: [("route", key.route.rawValue), ("code", String(status))])
-        counter.increment()
+        if let count = byKey[key] {
+            count.value.wrappingAdd(1, ordering: .relaxed)
+            return
+        }
+        unexpected.withLock { unexpected in
+            if let index = unexpected.firstIndex(where: { $0.key == key }) {
+                unexpected[index].count += 1
+            } else {
+                unexpected.append((key, 1))
+            }
+        }
     }
 
     /// `count` status events handed to `/events` clients.
     func countEventsSent(_ count: Int) {
-        if count > 0 { sseEventsSent.increment(by: Int64(count)) }
-    }
-
-    /// How many `/events` streams are open now: set when a scrape is answered.
-    func setStreamsOpen(_ count: Int) {
-        sseClients.set(to: Double(count))
+        eventsSent.wrappingAdd(count, ordering: .relaxed)
     }
 
     /// How many changes `/changes` holds now.
     func setChangesKept(_ count: Int) {
-        changesKept.set(to: Double(count))
+        changesKept.store(count, ordering: .relaxed)
+    }
+
+    /// The server's series; `sseClients` is the number of open streams right now.
+    func write(sseClients: Int, into out: inout ExpositionWriter) {
+        out.family("changes_kept", .gauge, Help.changesKept)
+        out.gauge("changes_kept", value: Double(changesKept.load(ordering: .relaxed)))
+        out.family("sse_clients", .gauge, Help.sseClients)
+        out.gauge("sse_clients", value: Double(sseClients))
+        out.family("sse_events_sent_total", .counter, Help.sseEventsSent)
+        out.counter("sse_events_sent_total", count: eventsSent.load(ordering: .relaxed))
+        out.family("http_requests_total", .counter, Help.requests)
+        let requests =
+            expected.map { ($0.key, $0.count.value.load(ordering: .relaxed)) } + unexpected.withLock { $0 }
+        for (key, count) in requests {
+            out.counter("http_requests_total", ("route", key.route.rawValue), ("code", String(key.code)), count: count)
+        }
     }
 }
 

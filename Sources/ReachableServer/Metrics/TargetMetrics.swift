@@ -1,4 +1,3 @@
-import Prometheus
 import Reachable
 import Synchronization
 
@@ -8,10 +7,8 @@ import Synchronization
 /// at 0 — and removed when a document no longer lists it (a reload of `--targets-file`).
 ///
 /// Each target's numbers are a `TargetSeries` of plain values, written into the text format here
-/// when scraped — one family after another, its `# HELP` and `# TYPE` once — rather than
-/// swift-prometheus objects: with a fleet, those were most of reachd's memory (docs/scale.md).
-/// The lines are the ones swift-prometheus writes (`le` and sums by its `bucketRepresentation`);
-/// `ExpositionOrder` sorts them with the rest.
+/// when scraped, one family after another — not an object per series (as swift-prometheus keeps
+/// them): with a fleet, those were most of reachd's memory (docs/scale.md).
 final class TargetMetrics: Sendable {
     private let byName = Mutex(KeyedSeries<TargetSeries>())
 
@@ -33,8 +30,7 @@ final class TargetMetrics: Sendable {
                             listed.impairments = status?.impairments ?? []
                         }
                     }
-                },
-                remove: { _ in })
+                })
         }
     }
 
@@ -78,158 +74,89 @@ final class TargetMetrics: Sendable {
     }
 
     /// Writes every target's series, family by family.
-    func emit(into buffer: inout [UInt8]) {
+    func write(into out: inout ExpositionWriter) {
         // Copy-on-write: the probes go on recording while the text is written.
         let targets = byName.withLock { $0.all }
-        var out = ExpositionLines(bytes: buffer)
-        defer { buffer = out.bytes }
 
-        out.family("target_up", "gauge", Help.targetUp)
+        out.family("target_up", .gauge, Help.targetUp)
         for (name, series) in targets {
-            out.sample("target_up", target: name, value: series.listedState == .reachable ? "1.0" : "0.0")
+            out.flag("target_up", ("target", name), holds: series.listedState == .reachable)
         }
-        out.family("target_probe_duration_seconds", "histogram", Help.probeDuration)
+        out.family("target_probe_duration_seconds", .histogram, Help.probeDuration)
         for (name, series) in targets {
-            out.histogram("target_probe_duration_seconds", target: name, series.duration, Self.probeBounds)
+            out.histogram(
+                "target_probe_duration_seconds", ("target", name), counts: series.duration, bounds: Self.probeBounds)
         }
-        out.family("target_transitions_total", "counter", Help.targetTransitions)
+        out.family("target_transitions_total", .counter, Help.targetTransitions)
         for (name, series) in targets {
-            out.sample("target_transitions_total", target: name, value: String(series.transitions))
+            out.counter("target_transitions_total", ("target", name), count: series.transitions)
         }
-        out.family("target_probe_failures_total", "counter", Help.probeFailures)
+        out.family("target_probe_failures_total", .counter, Help.probeFailures)
         for (name, series) in targets {
             for (reason, count) in series.failures.byReason {
-                out.sample(
-                    "target_probe_failures_total", target: name, extra: ("reason", reason.rawValue),
-                    value: String(count))
+                out.counter("target_probe_failures_total", ("target", name), ("reason", reason.rawValue), count: count)
             }
         }
-        emitFamilies(of: targets, into: &out)
+        writeFamilies(of: targets, into: &out)
     }
 
     /// The families labelled by target and address family.
-    private func emitFamilies(of targets: Zip2Sequence<[String], [TargetSeries]>, into out: inout ExpositionLines) {
+    private func writeFamilies(of targets: Zip2Sequence<[String], [TargetSeries]>, into out: inout ExpositionWriter) {
         let families = AddressFamily.allCases
-        out.family("target_family_up", "gauge", Help.targetFamilyUp)
+        out.family("target_family_up", .gauge, Help.targetFamilyUp)
         for (name, series) in targets {
             for family in families where series[family].isListed {
-                out.sample("target_family_up", target: name, family: family, value: series[family].isUp ? "1.0" : "0.0")
+                out.flag("target_family_up", ("target", name), ("family", family.rawValue), holds: series[family].isUp)
             }
         }
-        out.family("target_impaired", "gauge", Help.impaired)
+        out.family("target_impaired", .gauge, Help.impaired)
         for (name, series) in targets {
             for family in families where series[family].isListed {
                 for impairment in Impairment.allCases {
-                    let holds = series[family].impairments.contains(impairment)
-                    out.sample(
-                        "target_impaired", target: name, family: family, extra: ("impairment", impairment.rawValue),
-                        value: holds ? "1.0" : "0.0")
+                    out.flag(
+                        "target_impaired", ("target", name), ("family", family.rawValue),
+                        ("impairment", impairment.rawValue), holds: series[family].impairments.contains(impairment))
                 }
             }
         }
-        out.family("target_rtt_seconds", "histogram", Help.roundTrip)
+        out.family("target_rtt_seconds", .histogram, Help.roundTrip)
         for (name, series) in targets {
             for family in families {
                 guard let counts = series[family].roundTrips else { continue }
-                out.histogram("target_rtt_seconds", target: name, family: family, counts, Self.roundTripBounds)
+                out.histogram(
+                    "target_rtt_seconds", ("target", name), ("family", family.rawValue), counts: counts,
+                    bounds: Self.roundTripBounds)
             }
         }
-        out.family("target_packets_sent_total", "counter", Help.sent)
+        out.family("target_packets_sent_total", .counter, Help.sent)
         for (name, series) in targets {
             for family in families {
                 guard let echoes = series[family].echoes else { continue }
-                out.sample("target_packets_sent_total", target: name, family: family, value: String(echoes.sent))
+                out.counter(
+                    "target_packets_sent_total", ("target", name), ("family", family.rawValue), count: echoes.sent)
             }
         }
-        out.family("target_packets_received_total", "counter", Help.received)
+        out.family("target_packets_received_total", .counter, Help.received)
         for (name, series) in targets {
             for family in families {
                 guard let echoes = series[family].echoes else { continue }
-                out.sample(
-                    "target_packets_received_total", target: name, family: family, value: String(echoes.received))
+                out.counter(
+                    "target_packets_received_total", ("target", name), ("family", family.rawValue),
+                    count: echoes.received)
             }
         }
-        out.family("target_path_mtu_bytes", "gauge", Help.pathMTU)
+        out.family("target_path_mtu_bytes", .gauge, Help.pathMTU)
         for (name, series) in targets {
             for family in families {
                 guard let mtu = series[family].pathMTU else { continue }
-                out.sample("target_path_mtu_bytes", target: name, family: family, value: Double(mtu).description)
+                out.gauge("target_path_mtu_bytes", ("target", name), ("family", family.rawValue), value: Double(mtu))
             }
         }
     }
 
-    /// The `le` of each bucket, as swift-prometheus writes a `Duration` (`0.005`, `1.0`).
-    private static let probeBounds = TargetSeries.probeBuckets.map(\.bucketRepresentation)
-    private static let roundTripBounds = TargetSeries.roundTripBuckets.map(\.bucketRepresentation)
-}
-
-/// Lines of the text format for `TargetMetrics`: a family's `# HELP` and `# TYPE` are written
-/// with its first sample, so a family without any is not shown at all.
-private struct ExpositionLines {
-    var bytes: [UInt8]
-    private var pendingHead: (name: String, type: String, help: String)?
-
-    init(bytes: [UInt8]) {
-        self.bytes = bytes
-    }
-
-    /// The family the next samples belong to.
-    mutating func family(_ name: String, _ type: String, _ help: String) {
-        pendingHead = (name, type, help)
-    }
-
-    /// `reachd_NAME{target="T",family="F",KEY="V"} VALUE` (family and the extra label optional).
-    mutating func sample(
-        _ name: String, suffix: String = "", target: String, family: AddressFamily? = nil,
-        extra: (String, String)? = nil, value: String
-    ) {
-        writeHead()
-        append("reachd_")
-        append(name)
-        append(suffix)
-        append("{target=\"")
-        append(target)
-        append("\"")
-        if let family {
-            append(",family=\"")
-            append(family.rawValue)
-            append("\"")
-        }
-        if let (key, labelValue) = extra {
-            append(",")
-            append(key)
-            append("=\"")
-            append(labelValue)
-            append("\"")
-        }
-        append("} ")
-        append(value)
-        bytes.append(UInt8(ascii: "\n"))
-    }
-
-    /// A histogram's cumulative buckets, `+Inf`, `_sum` and `_count`.
-    mutating func histogram<let bucketCount: Int>(
-        _ name: String, target: String, family: AddressFamily? = nil, _ counts: DurationCounts<bucketCount>,
-        _ bounds: [String]
-    ) {
-        for (bound, count) in zip(bounds, counts.cumulative) {
-            sample(name, suffix: "_bucket", target: target, family: family, extra: ("le", bound), value: String(count))
-        }
-        sample(
-            name, suffix: "_bucket", target: target, family: family, extra: ("le", "+Inf"), value: String(counts.count))
-        sample(name, suffix: "_sum", target: target, family: family, value: counts.sum.bucketRepresentation)
-        sample(name, suffix: "_count", target: target, family: family, value: String(counts.count))
-    }
-
-    private mutating func writeHead() {
-        guard let head = pendingHead else { return }
-        pendingHead = nil
-        append("# HELP reachd_\(head.name) \(head.help)\n# TYPE reachd_\(head.name) \(head.type)\n")
-    }
-
-    private mutating func append(_ text: String) {
-        bytes.append(contentsOf: text.utf8)
-    }
+    /// The `le` of each bucket.
+    private static let probeBounds = TargetSeries.probeBuckets.map(\.inSeconds)
+    private static let roundTripBounds = TargetSeries.roundTripBuckets.map(\.inSeconds)
 }
 
 /// The HELP text of each family (one place, so every series of a family shares it).

@@ -1,7 +1,7 @@
 import Reachable
 
 /// The numbers behind one target's series — a few hundred bytes of plain values, written into
-/// the text format by `TargetMetrics` when scraped. Not swift-prometheus objects: a target's 25
+/// the text format by `TargetMetrics` when scraped. Not one object per series: a target's 25
 /// counters, gauges and histograms there (each with its name, labels and a pre-rendered line)
 /// held several times what a target may hold in all (docs/scale.md).
 struct TargetSeries {
