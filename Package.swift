@@ -40,7 +40,7 @@ let package = Package(
         .systemLibrary(name: "CSignalFD"),
         // ICMP headers and the socket error queue for `icmp://` probes (nothing to link).
         .systemLibrary(name: "CICMP"),
-        // mallopt(3) for `MemoryPolicy`, malloc_trim(3) for `AllocatorTrim`: a header Glibc's
+        // mallopt(3) and malloc_trim(3) for `LargeDocuments`: a header Glibc's
         // module map leaves out (nothing to link).
         .systemLibrary(name: "CMalloc"),
         .systemLibrary(
@@ -133,7 +133,6 @@ let package = Package(
         .executableTarget(
             name: "reachd",
             dependencies: [
-                "CMalloc",
                 "Reachable",
                 "ReachdClient",
                 "ReachableServer",

@@ -17,7 +17,7 @@ metadata pointer, symbolised against BINARY (`$ss23_ContiguousArrayStorageCys6UI
 named by the nominal type its metadata describes (`ptr->…Mn`). Anything else is `data` (C
 structs, strings' bytes). Arrays are also listed by count and capacity (`SHAPE`), which tells
 which field a block of a given size belongs to. Chunks of 128 KiB or more are mapped on their own
-(`MemoryPolicy`), not in an arena: each is listed as `MAPPED`, named the same way, with what of it
+(`LargeDocuments.applyAllocatorPolicy`), not in an arena: each is listed as `MAPPED`, named the same way, with what of it
 is resident (at 10,000 targets: the books, the document's entries, the metric series, the
 document's bytes; an array's element size is its mapping ÷ its capacity).
 """
@@ -118,7 +118,7 @@ def main() -> None:
         print(f"{total >> 10:8d} KiB {count[label]:8d} x {total / count[label]:7.1f} B  {label}")
     for (label, elements, capacity, size), n in shapes.most_common(15):
         print(f"SHAPE {n:8d} x {size} B: count {elements} capacity {capacity}  {label}")
-    # Blocks of 128 KiB or more are mapped on their own (MemoryPolicy): each mapping is one chunk,
+    # Blocks of 128 KiB or more are mapped on their own (LargeDocuments.applyAllocatorPolicy): each mapping is one chunk,
     # its header at the start. Named the same way, with what of it is resident.
     resident = {}
     current = None

@@ -117,7 +117,7 @@ public final class ReachabilityServer: Service, Sendable {
         let metadata = StatusChangeLine.metadata(for: status, after: replaced)
         logger.info("status changed", metadata: metadata)
         // Last: the frame is with the writers, the change recorded, the line logged.
-        AllocatorTrim.afterPublishing(documentSize: snapshot.json.count)
+        LargeDocuments.trimAfterPublishing(documentSize: snapshot.json.count)
     }
 
     /// A keep-alive comment on every idle stream each interval, until cancelled (written by the

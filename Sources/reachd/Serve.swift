@@ -28,7 +28,7 @@ extension ServeOptions {
         // First: a SIGTERM held while the command line was read, or sent while the rest starts, is
         // answered once the group runs; a SIGHUP is a reload, never the end of the process.
         let requests = ProcessSignals.claim()
-        MemoryPolicy.apply()
+        LargeDocuments.applyAllocatorPolicy()
         let logger = try monitoring.makeLogger()
         guard let (application, shutdownTimeout) = try start(logger: logger) else { return }
         try await application.run(logger: logger, shutdownTimeout: shutdownTimeout, requests: requests)

@@ -188,12 +188,12 @@ import Testing
         #expect(few.entries.map(\.status) == [books[2].status])
     }
 
-    /// A link-down of more books than `SharedParts.worthSharing` is judged in parts by two
+    /// A link-down of more books than `LargeDocuments.worthSharing` is judged in parts by two
     /// threads at the same time: the list is every book's entry in order, as judging them one by
     /// one gives, and the unjudged places are in order across the parts (an odd count, so the
     /// parts differ in size).
     @Test func aLargeLinkDownIsJudgedInPartsAsOneByOne() throws {
-        let count = 2 * SharedParts.worthSharing + 1
+        let count = 2 * LargeDocuments.worthSharing + 1
         var books = try (0..<count).map { try Self.book("tcp://198.18.\(1 + $0 / 250).\(1 + $0 % 250):5432") }
         // Every book gets its address in both families on some books, so places and books differ.
         for index in stride(from: 0, to: count, by: 7) {

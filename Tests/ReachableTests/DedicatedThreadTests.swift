@@ -4,7 +4,7 @@ import Reachable
 import Synchronization
 import Testing
 
-/// Where a thread made to work beside its maker (`SharedParts`) runs: started off the maker's
+/// Where a thread made to work beside its maker (`LargeDocuments.runInParts`) runs: started off the maker's
 /// core, then free to run on every core the maker may.
 @Suite struct DedicatedThreadTests {
     @Test(.enabled(if: reachd_thread_core_count() > 1, "needs two cores"))

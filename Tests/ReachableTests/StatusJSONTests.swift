@@ -191,12 +191,12 @@ import Testing
             since: changedAt.addingTimeInterval(Double(index % 5)))
     }
 
-    /// A fleet's targets are written in parts by two threads at the same time (`SharedParts`): byte for byte
+    /// A fleet's targets are written in parts by two threads at the same time (`LargeDocuments.runInParts`): byte for byte
     /// what each entry written on its own gives, joined in order — with the room reserved for it,
     /// and with too little (every piece then grows its own buffer).
     @Test(arguments: [nil, 100]) func aFleetsTargetsWrittenInPartsAreEachEntryInOrder(expectedSize: Int?) throws {
         var status = Self.example()
-        status.targets = (0..<(2 * SharedParts.worthSharing + 1)).map(Self.fleetTarget)
+        status.targets = (0..<(2 * LargeDocuments.worthSharing + 1)).map(Self.fleetTarget)
         func targetsText(_ status: ReachabilityStatus) -> Substring {
             let text = Self.text(status)
             let start = text.range(of: #""targets":["#)!.upperBound

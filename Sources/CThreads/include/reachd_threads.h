@@ -3,7 +3,7 @@
 
 #include <pthread.h>
 
-// A thread made to work beside its maker (`SharedParts`): started on a core other than the one the
+// A thread made to work beside its maker (`LargeDocuments.runInParts`): started on a core other than the one the
 // maker runs on, then free to run on every core the maker may. In C because the cpu_set_t
 // macros (CPU_CLR, CPU_COUNT) are not visible to Swift.
 

@@ -296,12 +296,14 @@ extension [TargetBook] {
         }
         // A link-down: every book's entry in order, written in place into a list reserved at once
         // (not grown by copying: docs/scale.md), in parts by two threads at once.
-        let parts = SharedParts.parts(for: count)
+        let parts = LargeDocuments.parts(for: count)
         // How many questions the books before each part asked (the verdicts are read by place).
         var askedBefore = [0]
         var asked = 0
         for part in 0..<(parts - 1) {
-            for index in SharedParts.range(of: part, in: parts, count: count) { asked += self[index].addresses.count }
+            for index in LargeDocuments.range(of: part, in: parts, count: count) {
+                asked += self[index].addresses.count
+            }
             askedBefore.append(asked)
         }
         var unjudged = [[Int]](repeating: [], count: parts)
@@ -309,8 +311,8 @@ extension [TargetBook] {
             [TargetStatus](unsafeUninitializedCapacity: books.count) { list, initialized in
                 let place = list.baseAddress!
                 unjudged.withUnsafeMutableBufferPointer { unjudged in
-                    SharedParts.run(parts: parts) { part in
-                        let range = SharedParts.range(of: part, in: parts, count: books.count)
+                    LargeDocuments.runInParts(parts) { part in
+                        let range = LargeDocuments.range(of: part, in: parts, count: books.count)
                         books.routesGone(range, askedBefore: askedBefore[part], verdicts, evaluator: evaluator, at: now)
                         {
                             index, entry in

@@ -53,7 +53,7 @@ final class TargetProber: Sendable {
         let pipeline = ProbePipeline(engine: engine, routes: routes)
         let (interval, timeout) = (configuration.targetInterval, configuration.targetTimeout)
         let limits = configuration.qualityLimits
-        let trim = AllocatorTrim.Periodic(period: interval)
+        let trim = LargeDocuments.PeriodicTrim(period: interval)
         scheduler = ProbeScheduler(
             engine: engine, monitor: monitor, items: configuration.targets.count, timerSource: .targets,
             spreadInterval: interval, maxRunsInFlight: Self.maxRunsInFlight,

@@ -84,12 +84,12 @@ public final class JSONWriter: JSONOutput {
     }
 
     /// `array(_:_:)`, each element written by `body` to the writer it is given: a large array in
-    /// parts written by two threads at the same time (`SharedParts`), each part into a region of
+    /// parts written by two threads at the same time (`LargeDocuments.runInParts`), each part into a region of
     /// its own of the room left here, then moved down behind the part before it, in order: a
     /// buffer of its own for a part, copied in, faulted in as much memory again at every link-down
     /// (docs/scale.md).
     public func arrayInParts<Element>(_ elements: [Element], _ body: (JSONWriter, Element) -> Void) {
-        let parts = SharedParts.parts(for: elements.count)
+        let parts = LargeDocuments.parts(for: elements.count)
         guard parts > 1 else { return array(elements) { body(self, $0) } }
         put(UInt8(ascii: "["))
         needsComma = false
@@ -104,11 +104,11 @@ public final class JSONWriter: JSONOutput {
             writers.deinitialize()
             writers.deallocate()
         }
-        SharedParts.run(parts: parts) { part in
+        LargeDocuments.runInParts(parts) { part in
             let room = UnsafeMutableBufferPointer(start: base + start + part * region, count: region - 1)
             // A part that outgrows its region goes on in a buffer of its own (`grow`).
             let writer = JSONWriter(lending: room)
-            writer.elements(elements[SharedParts.range(of: part, in: parts, count: elements.count)], body)
+            writer.elements(elements[LargeDocuments.range(of: part, in: parts, count: elements.count)], body)
             writers[part] = writer
         }
         let written = writers.map { $0! }

@@ -18,7 +18,7 @@ package final class DedicatedThread: Sendable {
     /// - Parameters:
     ///   - elsewhere: the thread starts on a core other than the one the caller runs on now
     ///     (where there is another), then may run on any: for work done beside the caller's own
-    ///     (`SharedParts`). Left to the kernel, such a thread was often put on the caller's core and
+    ///     (`LargeDocuments.runInParts`). Left to the kernel, such a thread was often put on the caller's core and
     ///     ran only once the caller waited for it, the other core idle meanwhile (perf, 2 cores:
     ///     3 link-downs in 8); kept off the caller's core for good, it waited there for the probe
     ///     engine while the caller's core stood idle.

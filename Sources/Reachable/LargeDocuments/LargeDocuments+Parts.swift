@@ -9,11 +9,10 @@ import Synchronization
 /// For the few jobs of a large fleet's link-down that take milliseconds of one core each —
 /// judging every target, writing the document — on the way to the one event. Numbered parts, not
 /// fixed halves: the thread that is free takes what is left, so a thread held up by another of
-/// reachd's threads delays at most one part (docs/scale.md). A thread made and joined costs tens
-/// of microseconds, so it pays only above `worthSharing` items; with one core every part runs on
-/// the caller, in order.
-/// The parts must touch disjoint memory: nothing here guards what they share.
-package enum SharedParts {
+/// reachd's threads delays at most one part. A thread made and joined costs tens of
+/// microseconds, so it pays only above `worthSharing` items; with one core every part runs on the
+/// caller, in order. The parts must touch disjoint memory: nothing here guards what they share.
+extension LargeDocuments {
     /// Below this many items a job stays on one thread.
     package static let worthSharing = 1_000
 
@@ -38,7 +37,7 @@ package enum SharedParts {
     /// thread of its own (on another core), at the same time; returns when every part is done.
     /// Each thread takes its parts in increasing order. Every part on the caller, in order, when
     /// `parts` is 1 or a thread cannot be made.
-    package static func run(parts: Int, _ body: (_ part: Int) -> Void) {
+    package static func runInParts(_ parts: Int, _ body: (_ part: Int) -> Void) {
         guard parts > 1 else {
             for part in 0..<parts { body(part) }
             return

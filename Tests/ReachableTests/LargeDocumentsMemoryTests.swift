@@ -6,7 +6,7 @@ import Testing
 
 /// After a large document, the allocator's free pages go back to the kernel; after a small one
 /// nothing is done. Probes trim once a probe interval.
-@Suite(.serialized) struct AllocatorTrimTests {
+@Suite(.serialized) struct LargeDocumentsMemoryTests {
     /// Under a sanitizer its own allocator serves `malloc`, and glibc's trim has nothing to give.
     static let glibcAllocates = ["__asan_init", "__tsan_init"].allSatisfy { name in
         name.withCString { dlsym(nil, $0) } == nil
@@ -18,8 +18,8 @@ import Testing
     }
 
     @Test func onlyALargeDocumentTrims() {
-        #expect(!AllocatorTrim.afterPublishing(documentSize: AllocatorTrim.threshold - 1))
-        #expect(AllocatorTrim.afterPublishing(documentSize: AllocatorTrim.threshold))
+        #expect(!LargeDocuments.trimAfterPublishing(documentSize: LargeDocuments.trimThreshold - 1))
+        #expect(LargeDocuments.trimAfterPublishing(documentSize: LargeDocuments.trimThreshold))
     }
 
     @Test(.enabled(if: glibcAllocates)) func freedSmallBlocksGoBackToTheKernel() throws {
@@ -31,7 +31,7 @@ import Testing
         defer { free(after) }
         for block in blocks { free(block) }
         let freed = Self.residentKiB()
-        AllocatorTrim.afterPublishing(documentSize: AllocatorTrim.threshold)
+        LargeDocuments.trimAfterPublishing(documentSize: LargeDocuments.trimThreshold)
         let trimmed = Self.residentKiB()
         #expect(freed - trimmed > 32_000, "resident \(freed) KiB freed, \(trimmed) KiB trimmed")
     }
@@ -39,7 +39,7 @@ import Testing
     // Probes trim once a probe interval (at least 10 s), however few the targets. In this
     // serialized suite: a trim while `freedSmallBlocksGoBackToTheKernel` measures would fail it.
     @Test func probesTrimOnceAPeriod() {
-        let trim = AllocatorTrim.Periodic(period: .seconds(30))
+        let trim = LargeDocuments.PeriodicTrim(period: .seconds(30))
         let start = ContinuousClock.now  // after the trim was made: its period counts from before
         #expect(!trim.afterProbe(now: start + .seconds(29)), "not a period yet")
         #expect(trim.afterProbe(now: start + .seconds(31)))
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func aShortIntervalStillTrimsAtMostEveryTenSeconds() {
-        let trim = AllocatorTrim.Periodic(period: .seconds(1))
+        let trim = LargeDocuments.PeriodicTrim(period: .seconds(1))
         let start = ContinuousClock.now
         #expect(!trim.afterProbe(now: start + .seconds(9)))
         #expect(trim.afterProbe(now: start + .seconds(10)))
