@@ -423,11 +423,4 @@ struct PerFamily<Value: Sendable>: Sendable {
     var present: [AddressFamily] { AddressFamily.allCases.filter { self[$0] != nil } }
 
     var isEmpty: Bool { ipv4 == nil && ipv6 == nil }
-
-    /// Only the families `isIncluded` keeps.
-    func filter(_ isIncluded: (AddressFamily) -> Bool) -> PerFamily {
-        var kept = PerFamily()
-        for family in AddressFamily.allCases where isIncluded(family) { kept[family] = self[family] }
-        return kept
-    }
 }

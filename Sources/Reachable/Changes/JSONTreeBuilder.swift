@@ -49,10 +49,6 @@ public final class JSONTreeBuilder: JSONOutput {
         array(elements) { body(self, $0) }
     }
 
-    public func field(_ name: StaticString, _ value: () -> Void) {
-        field(name.description, value)
-    }
-
     public func field(_ name: String, _ value: () -> Void) {
         keys.append(name)
         value()

@@ -10,9 +10,6 @@ public protocol JSONOutput: AnyObject {
     /// `array(_:_:)`, for an array a fleet makes large (the targets): the text writes it in parts
     /// on two threads, each part to a writer of its own, which `body` is given.
     func arrayInParts<Element>(_ elements: [Element], _ body: (Self, Element) -> Void)
-    /// A member whose key the code spells.
-    func field(_ name: StaticString, _ value: () -> Void)
-    /// A member whose key is a value's name (a transport's).
     func field(_ name: String, _ value: () -> Void)
     func bool(_ value: Bool)
     /// A number, as its text.

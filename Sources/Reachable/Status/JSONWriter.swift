@@ -158,22 +158,6 @@ public final class JSONWriter: JSONOutput {
         needsComma = true
     }
 
-    /// A key written as a literal in the code: nothing in it needs escaping (a JSON-safe ASCII
-    /// name is a precondition, checked in debug builds).
-    public func field(_ name: StaticString, _ value: () -> Void) {
-        name.withUTF8Buffer { utf8 in
-            assert(!utf8.contains { $0 < 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") })
-            reserve(utf8.count + 4)
-            if needsComma { unchecked(UInt8(ascii: ",")) }
-            unchecked(UInt8(ascii: "\""))
-            unchecked(utf8)
-            unchecked(UInt8(ascii: "\""))
-            unchecked(UInt8(ascii: ":"))
-        }
-        value()
-        needsComma = true
-    }
-
     public func bool(_ value: Bool) {
         literal(value ? "true" : "false")
     }

@@ -48,8 +48,10 @@ package enum JSONString {
             || !mayNeedEscape(word: bytes.loadUnaligned(fromByteOffset: utf8.count - 8, as: UInt64.self))
     }
 
-    /// `mayNeedEscape` for any of eight bytes at once (exact: the classic "has a zero byte" and
-    /// "has a byte less than n" tests, which never answer yes for a word without one).
+    /// Whether any of eight bytes may begin something written escaped: a C0 control, `"`, `\`,
+    /// DEL, or the lead byte of U+0080–U+00BF (the C1 controls among them). Exact: the classic
+    /// "has a zero byte" and "has a byte less than n" tests, which never answer yes for a word
+    /// without one.
     private static func mayNeedEscape(word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
@@ -57,12 +59,6 @@ package enum JSONString {
         let control = (word &- 0x20 &* ones) & ~word & highs != 0
         return control || hasZeroByte(word ^ (0x22 &* ones)) || hasZeroByte(word ^ (0x5C &* ones))
             || hasZeroByte(word ^ (0x7F &* ones)) || hasZeroByte(word ^ (0xC2 &* ones))
-    }
-
-    /// Whether a UTF-8 byte may begin something written escaped: a C0 control, `"`, `\`, DEL, or
-    /// the lead byte of U+0080–U+00BF (the C1 controls among them).
-    private static func mayNeedEscape(_ byte: UInt8) -> Bool {
-        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == 0x7F || byte == 0xC2
     }
 
     private static func appendEscaping(_ text: String, to bytes: inout [UInt8]) {

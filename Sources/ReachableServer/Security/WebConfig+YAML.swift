@@ -133,5 +133,4 @@ private struct EntryNode {
     var node: YAMLNode
     var keyLine: Int?
     var line: Int? { node.line }
-    var isNull: Bool { node.isNull }
 }
