@@ -1,4 +1,4 @@
-/// Counters of the engine thread, read by tests (an idle engine must not wake up) and metrics.
+/// Counters of the engine thread, read by tests (an idle engine must not wake up).
 public struct EngineStatistics: Sendable, Equatable {
     /// Times the thread returned from `epoll_wait`: a descriptor, a timer or a submission.
     public var wakeUps = 0

@@ -192,7 +192,7 @@ public final class ProbeEngine: Sendable {
     /// Whether the caller runs on the engine thread (state confined to it asserts this).
     var isEngineThread: Bool { core.isEngineThread }
 
-    /// What the engine has done so far (for tests and `/metrics`).
+    /// What the engine has done so far (for tests).
     public var statistics: EngineStatistics { core.statistics }
 
     /// Wakes the thread, cancels what is under way (completions are called with `wasCancelled`), waits

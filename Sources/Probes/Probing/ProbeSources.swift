@@ -107,7 +107,7 @@ public final class ProbeSources: Sendable {
         return true
     }
 
-    /// What the engine has done (for tests and metrics).
+    /// What the engine has done (for tests).
     public var statistics: EngineStatistics { engine.statistics }
 
     /// Stops every probe and the engine thread. Idempotent.

@@ -249,7 +249,7 @@ public final class NetworkMonitor: Sendable {
         return stream
     }
 
-    /// How many subscriptions are open (for tests and metrics).
+    /// How many subscriptions are open (for tests).
     public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
 
     /// Calls `observer` on the kernel source's thread after every batch, whether or not the

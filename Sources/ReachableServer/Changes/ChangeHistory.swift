@@ -83,7 +83,7 @@ final class ChangeHistory: Sendable {
         }
     }
 
-    /// How many changes are kept (`reachd_changes_kept`).
+    /// How many changes are kept (`record` returns it for `reachd_changes_kept`).
     var count: Int { state.withLock { $0.changes.count } }
 
     /// `{"sequence": 17, "changedAt": "…", "diff": [{"field": …, "from": …, "to": …}, …],
