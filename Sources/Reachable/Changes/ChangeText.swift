@@ -17,8 +17,8 @@ public enum ChangeText {
         var lines: [String] = []
         lines.reserveCapacity(changes.count)
         // The cause first, in one line however many of its fields changed.
-        if changes.contains(where: { $0.path.first == "cause" }) {
-            let text = document.subject(["cause"])?["text"]
+        if changes.contains(where: { $0.path.first == DocumentKey.cause }) {
+            let text = document.subject([DocumentKey.cause])?[DocumentKey.text]
             lines.append("cause: " + (text.map(word) ?? "none (nothing known to be wrong)"))
         }
         // The document writes a thing's `state` before its `reason` and `detail` (and the
@@ -26,7 +26,7 @@ public enum ChangeText {
         // before what it folds; a thing's own fields come before those of what it holds.
         var stated: ArraySlice<String>?
         var explained: ArraySlice<String>?
-        for change in changes where change.path.first != "cause" {
+        for change in changes where change.path.first != DocumentKey.cause {
             let subject = change.path.dropLast()
             let leaf = change.path.last ?? ""
             var line = Line()
@@ -34,29 +34,31 @@ public enum ChangeText {
                 line.label(change.path[...])
                 if case .object = change.to {
                     line += " added"
-                    if let state = change.to["state"] {
+                    if let state = change.to[DocumentKey.state] {
                         line += ": "
                         line.word(state)
                     }
                 } else {
                     line += " removed"
                 }
-            } else if leaf == "state" {
+            } else if leaf == DocumentKey.state {
                 stated = subject
                 line.label(subject)
                 line.fromTo(change)
                 line.why(document.subject(subject))
-            } else if (leaf == "reason" || leaf == "detail") && (stated == subject || explained == subject) {
+            } else if (leaf == DocumentKey.reason || leaf == DocumentKey.detail)
+                && (stated == subject || explained == subject)
+            {
                 continue  // folded into the state's line, or said once already
-            } else if leaf == "reason" || leaf == "detail", let entry = document.subject(subject),
-                let state = entry["state"]
+            } else if leaf == DocumentKey.reason || leaf == DocumentKey.detail, let entry = document.subject(subject),
+                let state = entry[DocumentKey.state]
             {
                 explained = subject
                 line.label(subject)
                 line += ": still "
                 line.word(state)
                 line.why(entry)
-            } else if leaf == "isReachable", subject.isEmpty, stated == subject {
+            } else if leaf == DocumentKey.isReachable, subject.isEmpty, stated == subject {
                 continue  // the network's state says it
             } else {
                 if !subject.isEmpty {
@@ -150,7 +152,7 @@ public enum ChangeText {
         /// the detail of `entry` (a thing in the new document), each when present.
         mutating func why(_ entry: JSONValue?) {
             var opened = false
-            for key in ["reason", "detail"] {
+            for key in [DocumentKey.reason, DocumentKey.detail] {
                 guard let value = entry?[key], value != .null else { continue }
                 self += opened ? ": " : " ("
                 word(value)
@@ -165,9 +167,9 @@ public enum ChangeText {
             guard let first = path.first else { return self += "network" }
             var parts = path.dropFirst()
             switch first {
-            case "targets" where path.count > 1: self += "target"
-            case "interfaces" where path.count > 1: self += "interface"
-            case "dns" where path.count > 2 && path[path.startIndex + 1] == "servers":
+            case DocumentKey.targets where path.count > 1: self += "target"
+            case DocumentKey.interfaces where path.count > 1: self += "interface"
+            case DocumentKey.dns where path.count > 2 && path[path.startIndex + 1] == DocumentKey.servers:
                 self += "nameserver"
                 parts = parts.dropFirst()
             default:

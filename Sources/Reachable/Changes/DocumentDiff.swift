@@ -16,10 +16,12 @@ public enum DocumentDiff {
     /// The document's bookkeeping: `sequence`, `changedAt` and `stateSince` change with every
     /// document or with `state`, and every `since` (of a target, connectivity, DNS, a nameserver)
     /// changes exactly when the `state` beside it does — an entry for it would repeat that one.
-    public static let excludedKeys: Set<String> = ["sequence", "changedAt", "stateSince", "since"]
+    public static let excludedKeys: Set<String> = [
+        DocumentKey.sequence, DocumentKey.changedAt, DocumentKey.stateSince, DocumentKey.since,
+    ]
 
     /// The members that name an array's entries, in the order they are tried.
-    public static let entryNames = ["name", "address"]
+    public static let entryNames = [DocumentKey.name, DocumentKey.address]
 
     /// Every field of `new` that differs from `old`, in document order.
     public static func changes(from old: JSONValue, to new: JSONValue) -> [FieldChange] {
@@ -78,7 +80,7 @@ public enum DocumentDiff {
     /// `excludedKeys.contains(key)`, without hashing the key: asked for every member compared.
     static func isExcluded(_ key: String) -> Bool {
         switch key {
-        case "sequence", "changedAt", "stateSince", "since": true
+        case DocumentKey.sequence, DocumentKey.changedAt, DocumentKey.stateSince, DocumentKey.since: true
         default: false
         }
     }

@@ -5,9 +5,32 @@ import FoundationEssentials
 /// deserve the contract's order. Written to a `JSONOutput`: as one line of JSON (`JSONWriter`, as
 /// an SSE `data:` field needs), or as the tree `/changes` compares (`jsonValue`).
 ///
-/// The key names are written here as literals, not read from the types' synthesised `CodingKeys`
+/// The key names are written here (as literals, or `DocumentKey` where others read them too), not
+/// read from the types' synthesised `CodingKeys`
 /// (private to each type): the round-trip tests (`StatusJSONTests`: every field set, encoded,
 /// decoded, compared) fail when a property and its key here differ.
+/// The keys the rest of reachd reads the document by — the diff's (`DocumentDiff`: what is left
+/// out, how entries are named) and the words' (`ChangeText`) — spelled once, here, and written
+/// by the encoder below through these names.
+public enum DocumentKey {
+    public static var sequence: String { "sequence" }
+    public static var changedAt: String { "changedAt" }
+    public static var stateSince: String { "stateSince" }
+    public static var since: String { "since" }
+    public static var name: String { "name" }
+    public static var address: String { "address" }
+    public static var cause: String { "cause" }
+    public static var text: String { "text" }
+    public static var state: String { "state" }
+    public static var reason: String { "reason" }
+    public static var detail: String { "detail" }
+    public static var isReachable: String { "isReachable" }
+    public static var targets: String { "targets" }
+    public static var interfaces: String { "interfaces" }
+    public static var dns: String { "dns" }
+    public static var servers: String { "servers" }
+}
+
 extension ReachabilityStatus {
     /// The document as one line of JSON.
     ///
@@ -41,9 +64,9 @@ extension ReachabilityStatus {
 
     private func write<Output: JSONOutput>(into json: Output) {
         json.object {
-            json.field("state") { json.plain(state.rawValue) }
-            json.field("isReachable") { json.bool(isReachable) }
-            json.field("cause") { json.optional(cause) { Self.cause(json, $0) } }
+            json.field(DocumentKey.state) { json.plain(state.rawValue) }
+            json.field(DocumentKey.isReachable) { json.bool(isReachable) }
+            json.field(DocumentKey.cause) { json.optional(cause) { Self.cause(json, $0) } }
             json.field("ipv4") { json.bool(ipv4) }
             json.field("ipv6") { json.bool(ipv6) }
             json.field("transport") {
@@ -54,10 +77,10 @@ extension ReachabilityStatus {
                 }
             }
             json.field("isDataMetered") { json.bool(isDataMetered) }
-            json.field("interfaces") {
+            json.field(DocumentKey.interfaces) {
                 json.array(interfaces) { interface in
                     json.object {
-                        json.field("name") { json.string(interface.name) }
+                        json.field(DocumentKey.name) { json.string(interface.name) }
                         json.field("index") { json.raw(String(interface.index)) }
                         json.field("transport") { json.plain(interface.transport.rawValue) }
                         json.field("kind") { json.optionalString(interface.kind) }
@@ -71,20 +94,20 @@ extension ReachabilityStatus {
                 }
             }
             // A fleet's are most of the document: written in parts by two threads at the same time.
-            json.field("targets") { json.arrayInParts(targets, Self.target) }
+            json.field(DocumentKey.targets) { json.arrayInParts(targets, Self.target) }
             json.field("connectivity") { Self.connectivity(json, connectivity) }
-            json.field("dns") {
+            json.field(DocumentKey.dns) {
                 json.object {
-                    json.field("state") { json.plain(dns.state.rawValue) }
-                    json.field("name") { json.optionalString(dns.name) }
-                    json.field("reason") { json.optionalPlain(dns.reason?.rawValue) }
-                    json.field("since") { json.timestamp(dns.since, Self.timestampStyle) }
-                    json.field("servers") {
+                    json.field(DocumentKey.state) { json.plain(dns.state.rawValue) }
+                    json.field(DocumentKey.name) { json.optionalString(dns.name) }
+                    json.field(DocumentKey.reason) { json.optionalPlain(dns.reason?.rawValue) }
+                    json.field(DocumentKey.since) { json.timestamp(dns.since, Self.timestampStyle) }
+                    json.field(DocumentKey.servers) {
                         json.array(dns.servers) { server in
                             json.object {
-                                json.field("address") { json.string(server.address) }
+                                json.field(DocumentKey.address) { json.string(server.address) }
                                 Self.stateAndReason(json, server.state.rawValue, server.reason?.rawValue)
-                                json.field("since") { json.timestamp(server.since, Self.timestampStyle) }
+                                json.field(DocumentKey.since) { json.timestamp(server.since, Self.timestampStyle) }
                             }
                         }
                     }
@@ -99,9 +122,9 @@ extension ReachabilityStatus {
                     }
                 }
             }
-            json.field("sequence") { json.raw(String(sequence)) }
-            json.field("changedAt") { json.timestamp(changedAt, Self.timestampStyle) }
-            json.field("stateSince") { json.timestamp(stateSince, Self.timestampStyle) }
+            json.field(DocumentKey.sequence) { json.raw(String(sequence)) }
+            json.field(DocumentKey.changedAt) { json.timestamp(changedAt, Self.timestampStyle) }
+            json.field(DocumentKey.stateSince) { json.timestamp(stateSince, Self.timestampStyle) }
         }
     }
 
@@ -111,27 +134,27 @@ extension ReachabilityStatus {
             json.field("layer") { json.plain(cause.layer.rawValue) }
             json.field("family") { json.optionalPlain(cause.family?.rawValue) }
             json.field("subject") { json.optionalString(cause.subject) }
-            json.field("text") { json.string(cause.text) }
-            json.field("since") { json.timestamp(cause.since, Self.timestampStyle) }
+            json.field(DocumentKey.text) { json.string(cause.text) }
+            json.field(DocumentKey.since) { json.timestamp(cause.since, Self.timestampStyle) }
         }
     }
 
     /// One entry of `targets`.
     private static func target<Output: JSONOutput>(_ json: Output, _ target: TargetStatus) {
         json.object {
-            json.field("name") { json.string(target.name) }
+            json.field(DocumentKey.name) { json.string(target.name) }
             json.field("url") { json.string(target.url) }
             json.field("via") { json.optionalString(target.via) }
             json.field("proxy") { json.optionalString(target.proxy) }
             Self.stateAndReason(json, target.state.rawValue, target.reason?.rawValue)
-            json.field("detail") { json.optionalString(target.detail) }
+            json.field(DocumentKey.detail) { json.optionalString(target.detail) }
             json.field("addresses") { json.array(target.addresses) { json.string($0) } }
             json.field("interface") { json.optionalString(target.interface) }
-            json.field("since") { json.timestamp(target.since, Self.timestampStyle) }
+            json.field(DocumentKey.since) { json.timestamp(target.since, Self.timestampStyle) }
             Self.families(json, { target[$0] }, degraded: target.degraded) { status in
                 Self.stateAndReason(json, status.state.rawValue, status.reason?.rawValue)
-                json.field("detail") { json.optionalString(status.detail) }
-                json.field("address") { json.optionalString(status.address) }
+                json.field(DocumentKey.detail) { json.optionalString(status.detail) }
+                json.field(DocumentKey.address) { json.optionalString(status.address) }
                 json.field("interface") { json.optionalString(status.interface) }
                 json.field("impairments") {
                     json.array(status.impairments) { json.plain($0.rawValue) }
@@ -143,14 +166,14 @@ extension ReachabilityStatus {
     /// The top-level check and each uplink's are the same object.
     private static func connectivity<Output: JSONOutput>(_ json: Output, _ connectivity: ConnectivityStatus) {
         json.object {
-            json.field("state") { json.plain(connectivity.state.rawValue) }
+            json.field(DocumentKey.state) { json.plain(connectivity.state.rawValue) }
             json.field("url") { json.optionalString(connectivity.url) }
             json.field("proxy") { json.optionalString(connectivity.proxy) }
-            json.field("reason") { json.optionalPlain(connectivity.reason?.rawValue) }
-            json.field("since") { json.timestamp(connectivity.since, Self.timestampStyle) }
+            json.field(DocumentKey.reason) { json.optionalPlain(connectivity.reason?.rawValue) }
+            json.field(DocumentKey.since) { json.timestamp(connectivity.since, Self.timestampStyle) }
             Self.families(json, { connectivity[$0] }, degraded: connectivity.degraded) { status in
                 Self.stateAndReason(json, status.state.rawValue, status.reason?.rawValue)
-                json.field("detail") { json.optionalString(status.detail) }
+                json.field(DocumentKey.detail) { json.optionalString(status.detail) }
             }
         }
     }
@@ -168,7 +191,7 @@ extension ReachabilityStatus {
 
     /// `"state": …, "reason": …|null`: every verdict in the document reads the same way.
     private static func stateAndReason<Output: JSONOutput>(_ json: Output, _ state: String, _ reason: String?) {
-        json.field("state") { json.plain(state) }
-        json.field("reason") { json.optionalPlain(reason) }
+        json.field(DocumentKey.state) { json.plain(state) }
+        json.field(DocumentKey.reason) { json.optionalPlain(reason) }
     }
 }
