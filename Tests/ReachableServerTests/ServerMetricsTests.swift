@@ -208,6 +208,18 @@ struct ServerMetricsTests {
             render(metrics)["reachd_interface_info", [("device", "wlan0"), ("transport", "wifi"), ("kind", "")]] == 1)
     }
 
+    /// A name listed twice is one series: the same series twice is a scrape Prometheus refuses.
+    @Test func anInterfaceListedTwiceIsOneSeries() {
+        let metrics = ServerMetrics()
+        metrics.update(Self.document(interfaces: [Self.eth0(), Self.eth0("down")]))
+        let lines = String(decoding: metrics.render(sseClients: 0), as: UTF8.self).split(separator: "\n")
+        #expect(
+            lines.filter { $0.hasPrefix(#"reachd_interface_up{device="eth0"}"#) } == [
+                #"reachd_interface_up{device="eth0"} 1.0"#
+            ])
+        #expect(lines.filter { $0.hasPrefix(#"reachd_interface_info{device="eth0""#) }.count == 1)
+    }
+
     @Test func labelValuesAreEscaped() {
         let metrics = ServerMetrics()
         let odd = InterfaceStatus(

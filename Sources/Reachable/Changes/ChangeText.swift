@@ -132,11 +132,11 @@ public enum ChangeText {
     private struct Line {
         private var bytes: [UInt8] = []
 
-        init() { bytes.reserveCapacity(128) }
-
         var text: String { String(decoding: bytes, as: UTF8.self) }
 
         static func += (line: inout Line, text: String) {
+            // Room at the first word, not before: a line folded into another is never written.
+            if line.bytes.isEmpty { line.bytes.reserveCapacity(128) }
             line.bytes.append(contentsOf: text.utf8)
         }
 

@@ -70,7 +70,7 @@ extension LargeDocuments {
         let value = Atomic<Int>(0)
     }
 
-    /// The job handed to the thread: it runs before `run` returns, so the closure outlives
+    /// The job handed to the thread: it runs before `runInParts` returns, so the closure outlives
     /// neither the call nor what it captures.
     private struct Lent: @unchecked Sendable {
         let body: (Int) -> Void

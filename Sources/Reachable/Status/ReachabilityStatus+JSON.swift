@@ -6,31 +6,8 @@ import FoundationEssentials
 /// an SSE `data:` field needs), or as the tree `/changes` compares (`jsonValue`).
 ///
 /// The key names are written here (as literals, or `DocumentKey` where others read them too), not
-/// read from the types' synthesised `CodingKeys`
-/// (private to each type): the round-trip tests (`StatusJSONTests`: every field set, encoded,
+/// read from the types' synthesised `CodingKeys` (private to each type): the round-trip tests (`StatusJSONTests`: every field set, encoded,
 /// decoded, compared) fail when a property and its key here differ.
-/// The keys the rest of reachd reads the document by — the diff's (`DocumentDiff`: what is left
-/// out, how entries are named) and the words' (`ChangeText`) — spelled once, here, and written
-/// by the encoder below through these names.
-public enum DocumentKey {
-    public static var sequence: String { "sequence" }
-    public static var changedAt: String { "changedAt" }
-    public static var stateSince: String { "stateSince" }
-    public static var since: String { "since" }
-    public static var name: String { "name" }
-    public static var address: String { "address" }
-    public static var cause: String { "cause" }
-    public static var text: String { "text" }
-    public static var state: String { "state" }
-    public static var reason: String { "reason" }
-    public static var detail: String { "detail" }
-    public static var isReachable: String { "isReachable" }
-    public static var targets: String { "targets" }
-    public static var interfaces: String { "interfaces" }
-    public static var dns: String { "dns" }
-    public static var servers: String { "servers" }
-}
-
 extension ReachabilityStatus {
     /// The document as one line of JSON.
     ///
@@ -194,4 +171,26 @@ extension ReachabilityStatus {
         json.field(DocumentKey.state) { json.plain(state) }
         json.field(DocumentKey.reason) { json.optionalPlain(reason) }
     }
+}
+
+/// The keys the rest of reachd reads the document by — the diff's (`DocumentDiff`: what is left
+/// out, how entries are named) and the words' (`ChangeText`) — spelled once, here, and written
+/// by the encoder above through these names.
+public enum DocumentKey {
+    public static var sequence: String { "sequence" }
+    public static var changedAt: String { "changedAt" }
+    public static var stateSince: String { "stateSince" }
+    public static var since: String { "since" }
+    public static var name: String { "name" }
+    public static var address: String { "address" }
+    public static var cause: String { "cause" }
+    public static var text: String { "text" }
+    public static var state: String { "state" }
+    public static var reason: String { "reason" }
+    public static var detail: String { "detail" }
+    public static var isReachable: String { "isReachable" }
+    public static var targets: String { "targets" }
+    public static var interfaces: String { "interfaces" }
+    public static var dns: String { "dns" }
+    public static var servers: String { "servers" }
 }

@@ -1,8 +1,9 @@
 /// Prometheus' text format (0.0.4), written in the order it is called. `/metrics` keeps one fixed
-/// order — families as `ServerMetrics.render` calls its parts, the series of a family in the order
-/// their subjects are listed — so two scrapes of the same values are the same text (people diff
-/// them) and nothing is sorted per scrape. A family's `# HELP` and `# TYPE` come with its first
-/// sample: a family without any is not shown. Every name is `reachd_…`.
+/// order — families as `ServerMetrics.render` calls its parts, the series of a family in its
+/// subjects' order (the document's, or first appearance: `KeyedSeries`) — so two scrapes of the
+/// same values are the same text (people diff them) and nothing is sorted per scrape. A family's
+/// `# HELP` and `# TYPE` come with its first sample: a family without any is not shown. Every
+/// name is `reachd_…`.
 struct ExpositionWriter {
     typealias Label = (name: String, value: String)
 

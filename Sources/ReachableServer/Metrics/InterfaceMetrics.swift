@@ -6,7 +6,10 @@ import Reachable
 /// last, so an interface's series come and go with it, and an `info` whose labels changed is
 /// the new one alone.
 enum InterfaceMetrics {
-    static func write(_ interfaces: [InterfaceStatus], into out: inout ExpositionWriter) {
+    static func write(_ listed: [InterfaceStatus], into out: inout ExpositionWriter) {
+        // A name listed twice is written once: a series twice is a scrape Prometheus refuses.
+        var names = Set<String>()
+        let interfaces = listed.filter { names.insert($0.name).inserted }
         out.family("interface_up", .gauge, Help.interfaceUp)
         for interface in interfaces {
             out.flag("interface_up", ("device", interface.name), holds: interface.operState == "up")

@@ -1,4 +1,4 @@
-/// The series of what comes and goes with the document — interfaces, targets, nameservers — by
+/// The series of what comes and goes with the document and outlives a document — targets', nameservers' — by
 /// name: made when one first appears, removed when a document no longer lists it, so a node's
 /// scrape never shows what is gone. Kept under its owner's lock.
 ///

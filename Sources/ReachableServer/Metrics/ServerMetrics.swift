@@ -77,9 +77,10 @@ public final class ServerMetrics: Sendable {
     }
 
     /// A reading of the configuration (the command line at start, `--targets-file` on a reload):
-    /// `reachd_config_last_reload_successful` says whether the last one was applied (0 until a
-    /// good one is read), `…_success_timestamp_seconds` when the last good one was (Prometheus'
-    /// and blackbox_exporter's names and meaning). Both exist from the start (`init`).
+    /// `reachd_config_last_reload_successful` says whether the last one was applied (1 from the
+    /// start: the command line reachd runs with was), `…_success_timestamp_seconds` when the last
+    /// good one was (Prometheus' and blackbox_exporter's names and meaning). Both exist from the
+    /// start (`init`).
     public func recordConfigReload(successful: Bool, at time: Date) {
         configuration.recordReload(successful: successful, at: time)
     }

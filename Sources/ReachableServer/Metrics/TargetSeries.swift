@@ -2,8 +2,8 @@ import Reachable
 
 /// The numbers behind one target's series — a few hundred bytes of plain values, written into
 /// the text format by `TargetMetrics` when scraped. Not one object per series: a target's 25
-/// counters, gauges and histograms there (each with its name, labels and a pre-rendered line)
-/// held several times what a target may hold in all (docs/scale.md).
+/// counters, gauges and histograms as swift-prometheus objects (each with its name, labels and a
+/// pre-rendered line) held several times what a target may hold in all (docs/scale.md).
 struct TargetSeries {
     /// The document's state for the target at its last listing (`nil` before the first): its
     /// changes are `reachd_target_transitions_total`, and `reachable` is `reachd_target_up` 1.
