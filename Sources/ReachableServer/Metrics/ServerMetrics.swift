@@ -40,12 +40,17 @@ public final class ServerMetrics: Sendable {
     /// Sets every value that comes from the document: call with each new one. A document no newer
     /// than the one applied last changes nothing (a scrape may have applied it already).
     func update(_ status: ReachabilityStatus) {
-        applied.withLock { applied in
-            if let applied, status.sequence <= applied.sequence { return }
+        let replaced = applied.withLock { applied -> ReachabilityStatus? in
+            if let applied, status.sequence <= applied.sequence { return nil }
             targets.update(status.targets)
             nameservers.update(status.dns.servers)
+            let old = applied
             applied = status
+            return old
         }
+        // Often the last reference to a large document's entries: released out of the lock, so a
+        // scrape does not wait for it.
+        _ = replaced
     }
 
     // MARK: Other sources
