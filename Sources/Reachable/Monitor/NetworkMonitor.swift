@@ -136,8 +136,12 @@ public final class NetworkMonitor: Sendable {
                 published = epoch
             }
             // Tagged with the epoch of its own document: a batch that arrives meanwhile bumps it.
+            // The batch is judged and published: results are taken again before the observers
+            // are told, or a run they begin that ends at once (`no-route`) would be refused and,
+            // setting no timer, never run again.
             state.withLock { state in
                 state.batchVerdicts = published.flatMap { asked.isEmpty ? nil : ($0, asked) }
+                state.batchUnderWay = false
             }
             notifyNetworkChanged()
         case .batchArrived:
